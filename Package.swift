@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "HostPin",
+    products: [
+        .library(name: "HostPin", targets: ["HostPin"]),
+        .executable(name: "hostpin", targets: ["HostPinCLI"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CAres",
+            pkgConfig: "libcares",
+            providers: [.apt(["libc-ares-dev"])]
+        ),
+        .systemLibrary(
+            name: "CIDN2",
+            pkgConfig: "libidn2",
+            providers: [.apt(["libidn2-dev"])]
+        ),
+        .target(
+            name: "HostPin",
+            dependencies: ["CAres", "CIDN2"]
+        ),
+        .executableTarget(
+            name: "HostPinCLI",
+            dependencies: ["HostPin"]
+        ),
+        .target(
+            name: "HostPinTestSupport",
+            dependencies: ["HostPin"],
+            path: "Tests/HostPinTestSupport"
+        ),
+        .testTarget(
+            name: "HostPinTests",
+            dependencies: ["HostPin", "HostPinTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HostPinCLITests",
+            dependencies: ["HostPinTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

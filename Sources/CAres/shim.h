@@ -1,0 +1,63 @@
+#ifndef HOSTPIN_CARES_SHIM_H
+#define HOSTPIN_CARES_SHIM_H
+#include <string.h>
+#include <ares.h>
+/* The owner thread of a channel is woken by an eventfd; Swift's Glibc module does not export it. */
+#include <sys/eventfd.h>
+
+/*
+ * Status codes and flags as plain ints. c-ares 1.18 #defines them (Swift sees Int32);
+ * from 1.21 the status codes are an enum (ares_status_t) while callbacks still pass
+ * `int`, so Swift code compares against these constants on either version.
+ */
+static const int HOSTPIN_ARES_SUCCESS = ARES_SUCCESS;
+static const int HOSTPIN_ARES_ENODATA = ARES_ENODATA;
+static const int HOSTPIN_ARES_EFORMERR = ARES_EFORMERR;
+static const int HOSTPIN_ARES_ESERVFAIL = ARES_ESERVFAIL;
+static const int HOSTPIN_ARES_ENOTFOUND = ARES_ENOTFOUND;
+static const int HOSTPIN_ARES_ENOTIMP = ARES_ENOTIMP;
+static const int HOSTPIN_ARES_EREFUSED = ARES_EREFUSED;
+static const int HOSTPIN_ARES_EBADNAME = ARES_EBADNAME;
+static const int HOSTPIN_ARES_EBADRESP = ARES_EBADRESP;
+static const int HOSTPIN_ARES_ECONNREFUSED = ARES_ECONNREFUSED;
+static const int HOSTPIN_ARES_ETIMEOUT = ARES_ETIMEOUT;
+static const int HOSTPIN_ARES_EOF = ARES_EOF;
+static const int HOSTPIN_ARES_ENOMEM = ARES_ENOMEM;
+static const int HOSTPIN_ARES_EDESTRUCTION = ARES_EDESTRUCTION;
+static const int HOSTPIN_ARES_ECANCELLED = ARES_ECANCELLED;
+
+static const int HOSTPIN_ARES_LIB_INIT_ALL = ARES_LIB_INIT_ALL;
+static const int HOSTPIN_ARES_AI_NOSORT = ARES_AI_NOSORT;
+static const int HOSTPIN_ARES_SOCKET_BAD = ARES_SOCKET_BAD;
+
+/*
+ * Creates a channel for one upstream server that never reads /etc/hosts ("b"), never
+ * appends search domains, uses EDNS with a 1232-byte payload, and - where the library
+ * has one (c-ares >= 1.31) - keeps c-ares's own query cache off, so HostPin's cache is
+ * the only one. `use_tcp` sends every query over TCP (ARES_FLAG_USEVC).
+ */
+static inline int hostpin_ares_init_channel(ares_channel *channel,
+                                            int timeout_ms, int tries, int use_tcp,
+                                            ares_sock_state_cb sock_state_cb, void *sock_state_data) {
+    struct ares_options options;
+    int optmask = 0;
+    static char lookups[] = "b";
+    memset(&options, 0, sizeof(options));
+    options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS | (use_tcp ? ARES_FLAG_USEVC : 0);
+    options.timeout = timeout_ms;
+    options.tries = tries;
+    options.ndomains = 0;
+    options.domains = NULL;
+    options.lookups = lookups;
+    options.ednspsz = 1232;
+    options.sock_state_cb = sock_state_cb;
+    options.sock_state_cb_data = sock_state_data;
+    optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_DOMAINS
+            | ARES_OPT_LOOKUPS | ARES_OPT_EDNSPSZ | ARES_OPT_NOROTATE | ARES_OPT_SOCK_STATE_CB;
+#if defined(ARES_OPT_QUERY_CACHE)
+    options.qcache_max_ttl = 0;
+    optmask |= ARES_OPT_QUERY_CACHE;
+#endif
+    return ares_init_options(channel, &options, optmask);
+}
+#endif

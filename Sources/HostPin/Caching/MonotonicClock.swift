@@ -1,0 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A clock that never goes backwards, in nanoseconds since an arbitrary start. The cache measures
+/// expiry on it so that wall-clock changes neither extend nor cut a TTL; tests supply one they move.
+public protocol MonotonicClock: Sendable {
+    /// Nanoseconds since the clock's start.
+    func nanoseconds() -> UInt64
+}
+
+/// `CLOCK_MONOTONIC` (POSIX `clock_gettime`).
+public struct SystemMonotonicClock: MonotonicClock {
+    public init() {}
+
+    public func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

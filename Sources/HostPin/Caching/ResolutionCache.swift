@@ -1,0 +1,85 @@
+import Synchronization
+
+/// Resolutions kept for their TTL, keyed by normalised name and address family.
+///
+/// An entry lives for the resolution's TTL clamped to ``Limits``, measured on a ``MonotonicClock``; a TTL
+/// of 0 is never cached whatever the clamps (RFC 1035 §3.2.1: zero means use once). Thread-safe: one
+/// lock guards the table, and no work runs while it is held.
+public final class ResolutionCache: Sendable {
+    /// Bounds applied to every TTL before it is used as a lifetime, in seconds.
+    public struct Limits: Sendable, Hashable {
+        /// The shortest lifetime, seconds; a smaller non-zero TTL is raised to it. Default 0.
+        public var minimumTTL: UInt32
+        /// The longest lifetime, seconds; a larger TTL is cut to it. Default 86 400 (one day).
+        public var maximumTTL: UInt32
+
+        public init(minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400) {
+            self.minimumTTL = minimumTTL
+            self.maximumTTL = maximumTTL
+        }
+
+        /// Seconds an answer with `ttl` is kept; 0 means not at all.
+        func lifetime(for ttl: UInt32) -> UInt32 {
+            ttl == 0 ? 0 : min(max(ttl, minimumTTL), maximumTTL)
+        }
+    }
+
+    struct Key: Hashable, Sendable {
+        let name: HostName
+        let family: AddressFamily
+    }
+
+    private struct Entry {
+        let resolution: Resolution
+        /// Monotonic nanoseconds after which the entry is stale.
+        let expiresAt: UInt64
+    }
+
+    /// The TTL clamps in force.
+    public let limits: Limits
+    private let clock: any MonotonicClock
+    private let entries = Mutex<[Key: Entry]>([:])
+
+    /// Creates an empty cache.
+    ///
+    /// - Parameters:
+    ///   - limits: TTL clamps; defaults 0 and 86 400 seconds.
+    ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC` by default.
+    public init(limits: Limits = Limits(), clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.limits = limits
+        self.clock = clock
+    }
+
+    /// The fresh entry for `name` and `family`, marked ``Resolution/Source/cache``, or `nil`.
+    /// An expired entry is removed.
+    public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
+        let key = Key(name: name, family: family)
+        let now = clock.nanoseconds()
+        let entry = entries.withLock { entries -> Entry? in
+            guard let entry = entries[key] else { return nil }
+            if entry.expiresAt <= now {
+                entries[key] = nil
+                return nil
+            }
+            return entry
+        }
+        return entry?.resolution.from(.cache)
+    }
+
+    /// Keeps `resolution` for its clamped TTL; does nothing when that lifetime is 0.
+    public func store(_ resolution: Resolution, family: AddressFamily) {
+        let lifetime = limits.lifetime(for: resolution.ttl)
+        guard lifetime > 0 else { return }
+        let entry = Entry(resolution: resolution,
+                          expiresAt: clock.nanoseconds() + UInt64(lifetime) * 1_000_000_000)
+        entries.withLock { $0[Key(name: resolution.name, family: family)] = entry }
+    }
+
+    /// The number of entries held, fresh or not yet swept.
+    public var count: Int { entries.withLock { $0.count } }
+
+    /// Drops every entry.
+    public func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// The resolver HostPin does not trust — the system's configured one or an explicit `--local` server —
+/// used only when a caller asks for it, to compare answers (hijack detection). Its answers are marked
+/// ``Resolution/Source/untrusted`` and never enter a cache.
+public final class UntrustedResolver: HostResolver {
+    /// The server queried; `nil` for the system's configured resolvers (read by c-ares at start, never written).
+    public let server: Upstream?
+    private let channel: AresChannel
+
+    /// Creates a resolver for `server`, or for the system's configured resolvers when `server` is `nil`.
+    ///
+    /// - Parameters:
+    ///   - server: The untrusted server, or `nil` for the system configuration.
+    ///   - timeout: c-ares's first per-try timeout. Default 1 second.
+    ///   - tries: Attempts. Default 2.
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` when c-ares cannot create the channel.
+    public init(server: Upstream?, timeout: Duration = .seconds(1), tries: Int = 2) throws(ResolutionError) {
+        self.server = server
+        self.channel = try AresChannel(server: server, timeout: timeout, tries: tries, useTCP: false)
+    }
+
+    /// Asks the untrusted resolver for `name`.
+    ///
+    /// - Returns: A ``Resolution`` with source ``Resolution/Source/untrusted``.
+    /// - Throws: ``ResolutionError/nxdomain(_:)``, ``ResolutionError/nodata(_:_:)``,
+    ///   ``ResolutionError/upstreamsFailed(_:)`` (one entry), ``ResolutionError/cancelled``.
+    public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
+        let upstream = server ?? Upstream(address: .loopbackV4, port: 53)
+        switch await channel.getaddrinfo(name.text, family: family) {
+        case .answer(let reply):
+            guard !reply.addresses.isEmpty else { throw .nodata(name, family) }
+            return Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames, upstream: server,
+                              source: .untrusted, receivedAt: Date())
+        case .cancelled:
+            throw .cancelled
+        case .status(let status):
+            switch status.meaning {
+            case .success, .nodata: throw .nodata(name, family)
+            case .nxdomain: throw .nxdomain(name)
+            case .cancelled: throw .cancelled
+            case .upstreamFailure(let reason):
+                throw .upstreamsFailed([UpstreamFailure(upstream: upstream, reason: reason)])
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Resolves host names to addresses. One method, like OkHttp's `Dns`: implementations are the trusted
+/// c-ares resolver, the caching resolver in front of it, and test doubles.
+///
+/// Implementations must be safe to call concurrently from any task.
+public protocol HostResolver: Sendable {
+    /// Resolves `name` to its addresses of `family`.
+    ///
+    /// - Parameters:
+    ///   - name: A normalised name (see ``HostName/parse(_:)``).
+    ///   - family: The address records asked for.
+    /// - Returns: A ``Resolution`` with at least one address.
+    /// - Throws: ``ResolutionError``: `.nxdomain`, `.nodata`, `.upstreamsFailed`, `.timeout`, `.cancelled`, …
+    func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution
+}
+
+extension HostResolver {
+    /// Resolves `name` to A and AAAA addresses (family `any`).
+    public func resolve(_ name: HostName) async throws(ResolutionError) -> Resolution {
+        try await resolve(name, family: .any)
+    }
+
+    /// Parses and normalises `name`, then resolves it.
+    ///
+    /// - Parameters:
+    ///   - name: A host name as a user writes it: any case, Unicode or A-labels, optional trailing dot,
+    ///     or an IP literal.
+    ///   - family: The address records asked for; `any` by default.
+    /// - Throws: ``ResolutionError/badName(_:_:)`` for an invalid name, else what ``resolve(_:family:)`` throws.
+    public func resolve(_ name: String, family: AddressFamily = .any) async throws(ResolutionError) -> Resolution {
+        try await resolve(HostName.parse(name), family: family)
+    }
+}

@@ -1,0 +1,119 @@
+import CIDN2
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A host name in the one form HostPin caches and queries: lower-case A-labels, no trailing dot,
+/// or an IP literal.
+///
+/// Parsing (``parse(_:)``) applies, in order:
+/// 1. One trailing dot is dropped (`www.example.test.` is absolute, RFC 1034 §3.1).
+/// 2. IP literals are kept as addresses: `127.0.0.1`, `::1` and `[::1]` (RFC 3986 §3.2.2).
+/// 3. Spaces and control characters are rejected.
+/// 4. ASCII is lower-cased; any other name is converted to A-labels with libidn2 under UTS #46
+///    non-transitional processing (RFC 5891, UTS #46 §4), as curl does: `bücher.example.test`
+///    becomes `xn--bcher-kva.example.test`.
+/// 5. Each label must hold 1-63 octets of letters, digits, `-` or `_`, and the whole name at most
+///    253 octets (RFC 1035 §2.3.4, RFC 1123 §2.1).
+public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable {
+    /// The normalised text: A-labels in lower case without a trailing dot, or an IP address's
+    /// canonical text (IPv6 without brackets).
+    public let text: String
+    /// The address when the name is an IP literal.
+    public let literalAddress: IPAddress?
+
+    private init(text: String, literalAddress: IPAddress?) {
+        self.text = text
+        self.literalAddress = literalAddress
+    }
+
+    /// Normalises `input` (see the type's documentation).
+    ///
+    /// - Parameter input: A host name in any case, Unicode or A-labels, optionally absolute
+    ///   (trailing dot), or an IP literal (IPv6 optionally in brackets).
+    /// - Throws: ``ResolutionError/badName(_:_:)`` naming the ``HostNameProblem``.
+    public static func parse(_ input: String) throws(ResolutionError) -> HostName {
+        var name = Substring(input)
+        if name.hasSuffix(".") { name = name.dropLast() }
+        if name.isEmpty { throw .badName(input, .empty) }
+        if name.hasPrefix("[") {
+            guard name.hasSuffix("]"), let v6 = IPAddress(String(name.dropFirst().dropLast())), v6.family == .v6
+            else { throw .badName(input, .badAddressLiteral) }
+            return HostName(text: v6.description, literalAddress: v6)
+        }
+        if let address = IPAddress(String(name)) {
+            return HostName(text: address.description, literalAddress: address)
+        }
+        if let bad = name.unicodeScalars.first(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw .badName(input, .invalidCharacter(Character(bad)))
+        }
+        let ascii = name.allSatisfy(\.isASCII) ? name.lowercased() : try toALabels(String(name), input: input)
+        try validate(ascii, input: input)
+        return HostName(text: ascii, literalAddress: nil)
+    }
+
+    /// Whether the name is `localhost` or ends in `.localhost`, which RFC 6761 §6.3 reserves for
+    /// loopback and which is never sent upstream.
+    public var isLocalhost: Bool {
+        text == "localhost" || text.hasSuffix(".localhost")
+    }
+
+    /// The normalised text.
+    public var description: String { text }
+
+    public static func < (lhs: HostName, rhs: HostName) -> Bool { lhs.text < rhs.text }
+
+    private static func toALabels(_ name: String, input: String) throws(ResolutionError) -> String {
+        var output: UnsafeMutablePointer<CChar>?
+        let status = idn2_to_ascii_8z(name, &output, HOSTPIN_IDN2_NONTRANSITIONAL)
+        guard status == HOSTPIN_IDN2_OK, let output else {
+            let reason = String(cString: idn2_strerror(status))
+            throw .badName(input, .idna(reason))
+        }
+        defer { idn2_free(output) }
+        return String(cString: output).lowercased()
+    }
+
+    private static func validate(_ name: String, input: String) throws(ResolutionError) {
+        if name.utf8.count > 253 { throw .badName(input, .nameTooLong(octets: name.utf8.count)) }
+        for label in name.split(separator: ".", omittingEmptySubsequences: false) {
+            if label.isEmpty { throw .badName(input, .emptyLabel) }
+            if label.utf8.count > 63 { throw .badName(input, .labelTooLong(String(label))) }
+            if let bad = label.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }) {
+                throw .badName(input, .invalidCharacter(bad))
+            }
+        }
+    }
+}
+
+/// Why a text is not a host name.
+public enum HostNameProblem: Sendable, Hashable, CustomStringConvertible {
+    case empty
+    case emptyLabel
+    case labelTooLong(String)
+    case nameTooLong(octets: Int)
+    case invalidCharacter(Character)
+    case badAddressLiteral
+    case idna(String)
+
+    public var description: String {
+        switch self {
+        case .empty: "the name is empty"
+        case .emptyLabel: "it has an empty label (two dots in a row, or a leading dot)"
+        case .labelTooLong(let label): "label '\(label)' is longer than 63 octets"
+        case .nameTooLong(let octets): "it is \(octets) octets long, more than 253"
+        case .invalidCharacter(let character):
+            "it contains \(character.unicodeScalars.map(Self.codePoint).joined()), which is not allowed in a host name"
+        case .badAddressLiteral: "the bracketed part is not an IPv6 address"
+        case .idna(let reason): "it is not a valid internationalised name (\(reason))"
+        }
+    }
+
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+}

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An IPv4 or IPv6 address, stored in network byte order.
+///
+/// Text conversion uses the C library's `inet_pton`/`inet_ntop`, so the accepted forms are
+/// the dotted quad for IPv4 (RFC 791; no leading zeros or short forms) and RFC 4291 §2.2 text for IPv6;
+/// `description` is the RFC 5952 canonical form.
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
+    /// The address family of one address.
+    public enum Family: Int, Sendable, Hashable {
+        case v4 = 4
+        case v6 = 6
+    }
+
+    /// `v4` (4 bytes) or `v6` (16 bytes).
+    public let family: Family
+    /// The address in network byte order: 4 bytes for `v4`, 16 for `v6`.
+    public let bytes: [UInt8]
+
+    /// Parses `127.0.0.1` or `::1` (no brackets, no zone index); `nil` for anything else.
+    public init?(_ description: String) {
+        if let bytes = Self.parse(description, family: AF_INET, count: 4) {
+            self.init(family: .v4, bytes: bytes)
+        } else if let bytes = Self.parse(description, family: AF_INET6, count: 16) {
+            self.init(family: .v6, bytes: bytes)
+        } else {
+            return nil
+        }
+    }
+
+    /// Wraps raw bytes; `bytes.count` must be 4 for `v4` and 16 for `v6`.
+    init(family: Family, bytes: [UInt8]) {
+        self.family = family
+        self.bytes = bytes
+    }
+
+    /// The RFC 5952 canonical text form: `127.0.0.1`, `::1`.
+    public var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let af = family == .v4 ? AF_INET : AF_INET6
+        _ = bytes.withUnsafeBytes { raw in
+            inet_ntop(af, raw.baseAddress, &text, socklen_t(text.count))
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The text form used inside URLs and `host:port` pairs: IPv6 in brackets (RFC 3986 §3.2.2).
+    public var uriHost: String {
+        family == .v6 ? "[\(description)]" : description
+    }
+
+    /// The IPv4 loopback address `127.0.0.1`.
+    public static let loopbackV4 = IPAddress(family: .v4, bytes: [127, 0, 0, 1])
+    /// The IPv6 loopback address `::1`.
+    public static let loopbackV6 = IPAddress(family: .v6, bytes: Array(repeating: 0, count: 15) + [1])
+
+    private static func parse(_ text: String, family: Int32, count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let ok = bytes.withUnsafeMutableBytes { raw in inet_pton(family, text, raw.baseAddress) }
+        return ok == 1 ? bytes : nil
+    }
+}

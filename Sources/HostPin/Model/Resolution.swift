@@ -1,0 +1,110 @@
+import Foundation
+
+/// The answer to one resolution: the addresses a name maps to, how HostPin got them, and for how long
+/// they may be used.
+///
+/// A value: copying it copies the answer. `ttl` is in seconds (RFC 2181 §8) and is the smallest TTL on
+/// the whole answer chain, CNAME records included; `receivedAt` is wall-clock time, for display and
+/// JSON. Expiry inside the cache runs on a monotonic clock, not on `receivedAt`.
+public struct Resolution: Sendable, Hashable {
+    /// Where the answer came from.
+    public enum Source: String, Sendable, Hashable {
+        /// Received from a trusted upstream just now.
+        case upstream
+        /// Served from HostPin's cache; `ttl` and `receivedAt` are those of the original answer.
+        case cache
+        /// Answered from the name itself: an IP literal, or `localhost` (RFC 6761 §6.3). No query was sent.
+        case literal
+        /// Received from a resolver the caller did not trust (the system's or `--local`), for comparison.
+        case untrusted
+    }
+
+    /// The name asked for, normalised.
+    public let name: HostName
+    /// The addresses, A before AAAA, in the order the upstream sent them; never empty.
+    public let addresses: [ResolvedAddress]
+    /// The CNAME chain from `name` to the owner of the addresses (RFC 1034 §3.6.2), in order; empty when
+    /// `name` owns the addresses itself.
+    public let cnames: [CNAMERecord]
+    /// Seconds the answer may be used: the minimum TTL over the CNAMEs and address records (a mapping is
+    /// only as fresh as its shortest-lived link; RFC 2181 §5.2 sets one TTL per RRset).
+    public let ttl: UInt32
+    /// The upstream that answered; `nil` for ``Source/literal``.
+    public let upstream: Upstream?
+    /// How this value was obtained.
+    public let source: Source
+    /// Wall-clock time the answer was received.
+    public let receivedAt: Date
+
+    /// Creates a resolution; `ttl` is computed as the minimum over `cnames` and `addresses`.
+    public init(name: HostName, addresses: [ResolvedAddress], cnames: [CNAMERecord], upstream: Upstream?,
+                source: Source, receivedAt: Date) {
+        self.name = name
+        self.addresses = addresses
+        self.cnames = cnames
+        self.ttl = (addresses.map(\.ttl) + cnames.map(\.ttl)).min() ?? 0
+        self.upstream = upstream
+        self.source = source
+        self.receivedAt = receivedAt
+    }
+
+    /// The name that owns the address records: the last CNAME target, or `name`.
+    public var canonicalName: String { cnames.last?.target ?? name.text }
+
+    /// The addresses alone, in answer order.
+    public var ipAddresses: [IPAddress] { addresses.map(\.address) }
+
+    /// The same answer marked as coming from `source`.
+    func from(_ source: Source) -> Resolution {
+        Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream, source: source,
+                   receivedAt: receivedAt)
+    }
+
+    /// The answer for an IP literal or for `localhost` (RFC 6761 §6.3: 127.0.0.1 and ::1), made without a
+    /// query; `nil` for every other name. TTL 0: such answers are never cached because they need no query.
+    public static func literal(for name: HostName, family: AddressFamily) -> Resolution? {
+        let candidates: [IPAddress]
+        if let address = name.literalAddress {
+            candidates = [address]
+        } else if name.isLocalhost {
+            candidates = [.loopbackV4, .loopbackV6]
+        } else {
+            return nil
+        }
+        return Resolution(
+            name: name,
+            addresses: candidates.filter { family.admits($0.family) }.map { ResolvedAddress(address: $0, ttl: 0) },
+            cnames: [], upstream: nil, source: .literal, receivedAt: Date())
+    }
+}
+
+/// One address record of an answer: the address and that record's own TTL in seconds.
+public struct ResolvedAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The address from the A or AAAA record.
+    public let address: IPAddress
+    /// The record's own TTL in seconds, as received.
+    public let ttl: UInt32
+
+    public init(address: IPAddress, ttl: UInt32) {
+        self.address = address
+        self.ttl = ttl
+    }
+
+    public var description: String { address.description }
+}
+
+/// One CNAME record of an answer chain (RFC 1034 §3.6.2): `alias` is the owner, `target` the canonical name.
+public struct CNAMERecord: Sendable, Hashable {
+    /// The record's owner name, e.g. `alias.example.test`.
+    public let alias: String
+    /// The name it points to, e.g. `www.example.test`.
+    public let target: String
+    /// The record's own TTL in seconds, as received.
+    public let ttl: UInt32
+
+    public init(alias: String, target: String, ttl: UInt32) {
+        self.alias = alias
+        self.target = target
+        self.ttl = ttl
+    }
+}

@@ -1,0 +1,84 @@
+/// Why a resolution failed. Closed: every consumer (CLI exit codes, `URLError`, proxy status) maps each
+/// case, so a new case is a compile error there, not a silent default.
+public enum ResolutionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The name does not exist: NXDOMAIN, RCODE 3 (RFC 1035 §4.1.1, RFC 2308 §2.1).
+    case nxdomain(HostName)
+    /// The name exists but has no address of the family asked for: NODATA (RFC 2308 §2.2).
+    case nodata(HostName, AddressFamily)
+    /// The text is not a valid host name.
+    case badName(String, HostNameProblem)
+    /// No trusted upstream is configured.
+    case noUpstreams
+    /// Every upstream tried failed (timeout, SERVFAIL, REFUSED, …); one entry per upstream, in order tried.
+    case upstreamsFailed([UpstreamFailure])
+    /// The resolution's total time budget ran out before any upstream answered.
+    case timeout(budget: Duration, [UpstreamFailure])
+    /// The calling task was cancelled.
+    case cancelled
+    /// A c-ares channel could not be set up (out of memory, no sockets); the c-ares message.
+    case setupFailed(String)
+
+    public var description: String {
+        switch self {
+        case .nxdomain(let name): "\(name): NXDOMAIN (the name does not exist)"
+        case .nodata(let name, let family):
+            "\(name): NODATA (the name exists but has no \(family == .v4 ? "IPv4 (A)" : family == .v6 ? "IPv6 (AAAA)" : "A or AAAA") record)"
+        case .badName(let text, let problem): "'\(text)' is not a valid host name: \(problem)"
+        case .noUpstreams: "no trusted upstream DNS server is configured"
+        case .upstreamsFailed(let failures):
+            "no trusted upstream answered: " + failures.map(\.description).joined(separator: "; ")
+        case .timeout(let budget, let failures):
+            "no trusted upstream answered within \(budget.formattedSeconds)"
+                + (failures.isEmpty ? "" : " (" + failures.map(\.description).joined(separator: "; ") + ")")
+        case .cancelled: "the resolution was cancelled"
+        case .setupFailed(let reason): "the DNS resolver could not be set up: \(reason)"
+        }
+    }
+}
+
+/// What went wrong at one upstream.
+public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The failure, in DNS terms.
+    public enum Reason: Sendable, Hashable, CustomStringConvertible {
+        /// No answer within the per-try timeout, after every try.
+        case timeout
+        /// RCODE 2, SERVFAIL (RFC 1035 §4.1.1).
+        case servfail
+        /// RCODE 5, REFUSED (RFC 1035 §4.1.1); c-ares 1.18 reports it as `ARES_ECONNREFUSED`.
+        case refused
+        /// The answer could not be parsed (FORMERR, a malformed or mismatched message).
+        case badResponse
+        /// Any other c-ares status: its code and message.
+        case other(code: Int32, message: String)
+
+        public var description: String {
+            switch self {
+            case .timeout: "timeout"
+            case .servfail: "SERVFAIL"
+            case .refused: "REFUSED"
+            case .badResponse: "malformed answer"
+            case .other(let code, let message): "\(message) (c-ares status \(code))"
+            }
+        }
+    }
+
+    /// The upstream that failed.
+    public let upstream: Upstream
+    /// How it failed.
+    public let reason: Reason
+
+    public init(upstream: Upstream, reason: Reason) {
+        self.upstream = upstream
+        self.reason = reason
+    }
+
+    public var description: String { "\(upstream): \(reason)" }
+}
+
+extension Duration {
+    /// `1.5 s`, `300 ms`: a duration as people write it.
+    var formattedSeconds: String {
+        let millis = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+        return millis % 1000 == 0 ? "\(millis / 1000) s" : millis >= 1000 ? "\(Double(millis) / 1000) s" : "\(millis) ms"
+    }
+}

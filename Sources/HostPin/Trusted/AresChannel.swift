@@ -1,0 +1,161 @@
+import CAres
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One c-ares channel and the thread that owns it.
+///
+/// c-ares 1.18 is not thread-safe and has no event thread, so every call on the channel happens on
+/// one dedicated thread. That thread sleeps in `poll(2)` on the channel's sockets (reported through
+/// `ARES_OPT_SOCK_STATE_CB`) and on an eventfd, with c-ares's own next timeout (`ares_timeout`) as the
+/// bound; `ares_process_fd` does the I/O and runs callbacks. Other threads hand over work through
+/// ``Inbox`` and write the eventfd to wake the owner. No timer polling.
+final class AresChannel: Sendable {
+    /// `nil`: the servers c-ares reads from the system configuration (used only for the untrusted,
+    /// compare-only side).
+    let server: Upstream?
+    private let inbox: Inbox
+
+    /// Starts the owner thread and creates the channel on it.
+    ///
+    /// - Parameters:
+    ///   - server: The only server this channel queries; `nil` for the system's configured servers.
+    ///   - timeout: c-ares's first per-try timeout; it doubles on each retry.
+    ///   - tries: Attempts per query.
+    ///   - useTCP: Send every query over TCP.
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` when c-ares cannot create the channel.
+    init(server: Upstream?, timeout: Duration, tries: Int, useTCP: Bool) throws(ResolutionError) {
+        AresLibrary.initialiseOnce()
+        self.server = server
+        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wakeFD >= 0 else { throw .setupFailed("eventfd: \(String(cString: strerror(errno)))") }
+        let inbox = Inbox(wakeFD: wakeFD)
+        self.inbox = inbox
+        let started = Startup()
+        let settings = AresEventLoop.Settings(server: server, timeoutMilliseconds: timeout.milliseconds,
+                                              tries: tries, useTCP: useTCP)
+        let thread = Thread {
+            AresEventLoop.run(settings: settings, inbox: inbox, started: started)
+        }
+        thread.name = "hostpin-ares \(server?.description ?? "system")"
+        thread.start()
+        if let failure = started.wait() {
+            throw .setupFailed(failure)
+        }
+    }
+
+    deinit {
+        inbox.stop()
+    }
+
+    /// Resolves `name` with `ares_getaddrinfo` on this channel.
+    ///
+    /// Cancelling the calling task returns `.cancelled` at once and leaves every other query on the
+    /// channel running.
+    func getaddrinfo(_ name: String, family: AddressFamily) async -> AresOutcome {
+        let query = PendingQuery(name: name, family: family)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if query.wait(with: continuation) { inbox.submit(query) }
+            }
+        } onCancel: {
+            query.finish(.cancelled)
+        }
+    }
+}
+
+/// Work handed to the owner thread, and the eventfd that wakes it.
+final class Inbox: Sendable {
+    private struct State {
+        var queries: [PendingQuery] = []
+        var stopping = false
+        var wakeFD: Int32
+    }
+
+    // Guards the queue and the eventfd's lifetime: the owner thread closes the eventfd under this lock
+    // after it has seen `stopping`, and nobody writes to it after that.
+    private let state: Mutex<State>
+
+    init(wakeFD: Int32) {
+        state = Mutex(State(wakeFD: wakeFD))
+    }
+
+    var wakeFD: Int32 { state.withLock { $0.wakeFD } }
+
+    func submit(_ query: PendingQuery) {
+        let accepted = state.withLock { state in
+            guard !state.stopping else { return false }
+            state.queries.append(query)
+            Self.wake(state.wakeFD)
+            return true
+        }
+        if !accepted { query.finish(.cancelled) }
+    }
+
+    func stop() {
+        state.withLock { state in
+            state.stopping = true
+            Self.wake(state.wakeFD)
+        }
+    }
+
+    /// Takes the queued queries; `nil` once the channel is stopping.
+    func take() -> [PendingQuery]? {
+        state.withLock { state in
+            if state.stopping { return nil }
+            defer { state.queries.removeAll(keepingCapacity: true) }
+            return state.queries
+        }
+    }
+
+    /// Called by the owner thread on its way out: fails what is still queued and closes the eventfd.
+    func close() -> [PendingQuery] {
+        state.withLock { state in
+            Glibc.close(state.wakeFD)
+            state.wakeFD = -1
+            defer { state.queries.removeAll() }
+            return state.queries
+        }
+    }
+
+    private static func wake(_ fd: Int32) {
+        var one: UInt64 = 1
+        _ = write(fd, &one, MemoryLayout<UInt64>.size)
+    }
+}
+
+/// The owner thread's start-up report: `nil` on success, else c-ares's message.
+final class Startup: Sendable {
+    private let result = Mutex<String??>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    func report(_ failure: String?) {
+        result.withLock { $0 = .some(failure) }
+        done.signal()
+    }
+
+    func wait() -> String? {
+        done.wait()
+        return result.withLock { $0 ?? nil }
+    }
+}
+
+enum AresLibrary {
+    /// `ares_library_init` once per process, before the first channel.
+    static func initialiseOnce() { _ = initialised }
+    private static let initialised: Int32 = ares_library_init(HOSTPIN_ARES_LIB_INIT_ALL)
+}
+
+extension Duration {
+    /// Whole milliseconds, at least 1, at most `Int32.max`.
+    var milliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(1, millis))
+    }
+}

@@ -1,0 +1,130 @@
+import CAres
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The state that lives on a channel's owner thread: the c-ares channel and the sockets it asked us to
+/// watch. Never shared; created, used and destroyed on that thread.
+final class AresEventLoop {
+    struct Settings: Sendable {
+        let server: Upstream?
+        let timeoutMilliseconds: Int32
+        let tries: Int
+        let useTCP: Bool
+    }
+
+    private var channel: ares_channel?
+    /// fd → (wants read, wants write), from `ARES_OPT_SOCK_STATE_CB`.
+    private var sockets: [Int32: (read: Bool, write: Bool)] = [:]
+
+    /// The thread's body: create the channel, report, serve until stopped, destroy.
+    static func run(settings: Settings, inbox: Inbox, started: Startup) {
+        let loop = AresEventLoop()
+        if let failure = loop.open(settings) {
+            for query in inbox.close() { query.finish(.cancelled) }
+            started.report(failure)
+            return
+        }
+        started.report(nil)
+        loop.serve(inbox)
+        // Destroying the channel runs every outstanding callback with ARES_EDESTRUCTION.
+        ares_destroy(loop.channel)
+        for query in inbox.close() { query.finish(.cancelled) }
+    }
+
+    private func open(_ settings: Settings) -> String? {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let status = hostpin_ares_init_channel(
+            &channel, settings.timeoutMilliseconds, Int32(clamping: settings.tries), settings.useTCP ? 1 : 0,
+            { context, fd, readable, writable in
+                guard let context else { return }
+                Unmanaged<AresEventLoop>.fromOpaque(context).takeUnretainedValue()
+                    .socketStateChanged(fd, read: readable != 0, write: writable != 0)
+            },
+            context)
+        guard status == HOSTPIN_ARES_SUCCESS else { return AresStatus(code: status).description }
+        if let server = settings.server {
+            // ares_set_servers_ports_csv honours ports; ares_set_servers_csv ignores them on 1.18.
+            let status = ares_set_servers_ports_csv(channel, server.description)
+            guard status == HOSTPIN_ARES_SUCCESS else {
+                ares_destroy(channel)
+                return "server \(server): \(AresStatus(code: status))"
+            }
+        }
+        return nil
+    }
+
+    private func socketStateChanged(_ fd: Int32, read: Bool, write: Bool) {
+        if read || write {
+            sockets[fd] = (read, write)
+        } else {
+            sockets[fd] = nil
+        }
+    }
+
+    private func serve(_ inbox: Inbox) {
+        let wakeFD = inbox.wakeFD
+        var fds: [pollfd] = []
+        while true {
+            guard let queries = inbox.take() else { return }
+            for query in queries { start(query) }
+
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
+            for (fd, interest) in sockets {
+                let events = (interest.read ? POLLIN : 0) | (interest.write ? POLLOUT : 0)
+                fds.append(pollfd(fd: fd, events: Int16(events), revents: 0))
+            }
+            let ready = poll(&fds, nfds_t(fds.count), nextTimeoutMilliseconds())
+            if ready < 0 && errno != EINTR { return }
+
+            if fds[0].revents != 0 {
+                var counter: UInt64 = 0
+                _ = Glibc.read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+            }
+            var processed = false
+            for entry in fds.dropFirst() where entry.revents != 0 {
+                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+                let readable = entry.revents & Int16(POLLIN) != 0 || failed
+                let writable = entry.revents & Int16(POLLOUT) != 0
+                ares_process_fd(channel, readable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD,
+                                writable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD)
+                processed = true
+            }
+            // With no socket ready, this call still runs c-ares's timeout processing (retries, failover).
+            if !processed { ares_process_fd(channel, HOSTPIN_ARES_SOCKET_BAD, HOSTPIN_ARES_SOCKET_BAD) }
+        }
+    }
+
+    /// c-ares's next deadline in ms, or -1 (sleep until woken) with nothing in flight.
+    private func nextTimeoutMilliseconds() -> Int32 {
+        var storage = timeval()
+        guard let next = ares_timeout(channel, nil, &storage) else { return -1 }
+        let millis = Int(next.pointee.tv_sec) * 1000 + (Int(next.pointee.tv_usec) + 999) / 1000
+        return Int32(clamping: millis)
+    }
+
+    private func start(_ query: PendingQuery) {
+        var hints = ares_addrinfo_hints()
+        // NOSORT: otherwise c-ares connect()s to every answer address to sort them.
+        hints.ai_flags = HOSTPIN_ARES_AI_NOSORT
+        switch query.family {
+        case .v4: hints.ai_family = AF_INET
+        case .v6: hints.ai_family = AF_INET6
+        case .any: hints.ai_family = AF_UNSPEC
+        }
+        let context = Unmanaged.passRetained(query).toOpaque()
+        ares_getaddrinfo(channel, query.name, nil, &hints, { context, status, _, info in
+            guard let context else { return }
+            let query = Unmanaged<PendingQuery>.fromOpaque(context).takeRetainedValue()
+            defer { if let info { ares_freeaddrinfo(info) } }
+            if status == HOSTPIN_ARES_SUCCESS, let info {
+                query.finish(.answer(AddrinfoReply(info)))
+            } else {
+                query.finish(.status(AresStatus(code: status)))
+            }
+        }, context)
+    }
+}

@@ -1,0 +1,22 @@
+extension TrustedResolver {
+    /// How a ``TrustedResolver`` queries its upstreams.
+    public struct Configuration: Sendable, Hashable {
+        /// The trusted upstreams, in preference order. Never read from the system configuration.
+        public var upstreams: [Upstream]
+        /// c-ares's first per-try timeout at one upstream; it doubles on each retry
+        /// (1 s with 2 tries gives up after about 3 s). Default: 1 second.
+        public var timeout: Duration = .seconds(1)
+        /// Attempts per upstream before moving to the next. Default: 2.
+        public var tries: Int = 2
+        /// The total time one resolution may take across all upstreams. Default: 5 seconds.
+        public var budget: Duration = .seconds(5)
+        /// Send every query over TCP (for networks that tamper with UDP port 53). Default: false;
+        /// truncated UDP answers are retried over TCP either way (RFC 7766 §5).
+        public var useTCP: Bool = false
+
+        /// A configuration for `upstreams` with every other setting at its default.
+        public init(upstreams: [Upstream]) {
+            self.upstreams = upstreams
+        }
+    }
+}

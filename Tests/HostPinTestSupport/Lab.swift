@@ -1,0 +1,77 @@
+import Foundation
+import HostPin
+
+/// The running lab (`scripts/lab up`): its servers' addresses, read from the environment or from
+/// `<repo>/.lab/env`, so tests work both under `scripts/test` and after a manual `scripts/lab up`.
+public struct Lab: Sendable {
+    /// The first trusted authoritative server (NSD).
+    public let trustedDNS: Upstream
+    /// The second trusted authoritative server (NSD), for failover.
+    public let trustedDNS2: Upstream
+    /// An NSD instance used only by suites that count queries (they run serialized).
+    public let countDNS: Upstream
+    /// The counting NSD's configuration file, for `nsd-control -c`.
+    public let countNSDConf: String
+    /// The hijacker (dnsmasq): every name under example.test → 127.0.0.66.
+    public let hijackDNS: Upstream
+    /// The hijacker's query log.
+    public let hijackLog: String
+    /// nginx's HTTP port on every origin address.
+    public let httpPort: UInt16
+
+    /// Why the lab cannot be used.
+    public enum Problem: Error, CustomStringConvertible {
+        case notRunning
+        case missing(String)
+
+        public var description: String {
+            switch self {
+            case .notRunning: "the lab is not running: start it with `scripts/lab up` (scripts/test does)"
+            case .missing(let name): "the lab environment lacks \(name): restart it with `scripts/lab down; scripts/lab up`"
+            }
+        }
+    }
+
+    /// The repository's root folder.
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The lab described by the environment, or by `.lab/env` when the environment has no `LAB_TRUSTED_DNS`.
+    ///
+    /// - Throws: ``Problem`` when neither describes a lab.
+    public static func current() throws -> Lab {
+        var values = ProcessInfo.processInfo.environment
+        if values["LAB_TRUSTED_DNS"] == nil {
+            let file = repositoryRoot.appendingPathComponent(".lab/env")
+            guard let text = try? String(contentsOf: file, encoding: .utf8) else { throw Problem.notRunning }
+            for line in text.split(separator: "\n") {
+                let assignment = line.hasPrefix("export ") ? line.dropFirst("export ".count) : line
+                guard let equals = assignment.firstIndex(of: "=") else { continue }
+                let value = assignment[assignment.index(after: equals)...]
+                values[String(assignment[..<equals])] = String(value).trimmingCharacters(in: CharacterSet(charactersIn: "'\""))
+            }
+        }
+        func text(_ name: String) throws -> String {
+            guard let value = values[name], !value.isEmpty else { throw Problem.missing(name) }
+            return value
+        }
+        func upstream(_ name: String) throws -> Upstream {
+            guard let value = Upstream(try text(name)) else { throw Problem.missing(name) }
+            return value
+        }
+        guard let port = UInt16(try text("LAB_HTTP_PORT")) else { throw Problem.missing("LAB_HTTP_PORT") }
+        return Lab(trustedDNS: try upstream("LAB_TRUSTED_DNS"), trustedDNS2: try upstream("LAB_TRUSTED_DNS_2"),
+                   countDNS: try upstream("LAB_COUNT_DNS"), countNSDConf: try text("LAB_COUNT_NSD_CONF"),
+                   hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
+                   httpPort: port)
+    }
+
+    /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`).
+    public func countedQueries() throws -> Int {
+        let result = try ProcessRunner.run("/usr/sbin/nsd-control", ["-c", countNSDConf, "stats_noreset"])
+        for line in result.standardOutput.split(separator: "\n") where line.hasPrefix("num.queries=") {
+            if let count = Int(line.dropFirst("num.queries=".count)) { return count }
+        }
+        throw Problem.missing("num.queries in nsd-control output: \(result.standardOutput) \(result.standardError)")
+    }
+}
