@@ -1,0 +1,157 @@
+import HostPin
+import HostPinTestSupport
+import Testing
+
+/// The trusted resolver against the lab's authoritative servers (real NSD).
+@Suite struct TrustedResolverTests {
+    let lab: Lab
+    let resolver: TrustedResolver
+
+    init() throws {
+        lab = try Lab.current()
+        resolver = try TrustedResolver(upstreams: [lab.trustedDNS])
+    }
+
+    struct Expected: Sendable, CustomTestStringConvertible {
+        let name: String
+        let family: AddressFamily
+        let addresses: [String]
+        let ttl: UInt32
+        let cnames: [String]
+        var testDescription: String { "\(name) \(family)" }
+    }
+
+    @Test(arguments: [
+        Expected(name: "www.example.test", family: .any, addresses: ["127.0.0.10"], ttl: 3600, cnames: []),
+        Expected(name: "cdn.example.test", family: .v4, addresses: ["127.0.0.11"], ttl: 3600, cnames: []),
+        Expected(name: "v6only.example.test", family: .any, addresses: ["::1"], ttl: 3600, cnames: []),
+        Expected(name: "v6only.example.test", family: .v6, addresses: ["::1"], ttl: 3600, cnames: []),
+        Expected(name: "dual.example.test", family: .any, addresses: ["127.0.0.10", "::1"], ttl: 3600, cnames: []),
+        Expected(name: "alias.example.test", family: .any, addresses: ["127.0.0.10"], ttl: 5,
+                 cnames: ["alias.example.test→www.example.test"]),
+        Expected(name: "chain.example.test", family: .v4, addresses: ["127.0.0.10"], ttl: 5,
+                 cnames: ["chain.example.test→alias.example.test", "alias.example.test→www.example.test"]),
+        Expected(name: "short.example.test", family: .v4, addresses: ["127.0.0.10"], ttl: 1, cnames: []),
+        Expected(name: "zero.example.test", family: .v4, addresses: ["127.0.0.10"], ttl: 0, cnames: []),
+        Expected(name: "multi.example.test", family: .v4, addresses: ["127.0.0.12", "127.0.0.10"], ttl: 3600, cnames: []),
+        Expected(name: "wrongcert.example.test", family: .v4, addresses: ["127.0.0.66"], ttl: 3600, cnames: []),
+        Expected(name: "bücher.example.test", family: .v4, addresses: ["127.0.0.10"], ttl: 3600, cnames: []),
+    ])
+    func resolvesEveryContractNameToItsValueAndTTL(expected: Expected) async throws {
+        let resolution = try await resolver.resolve(expected.name, family: expected.family)
+        #expect(Set(resolution.ipAddresses.map(\.description)) == Set(expected.addresses))
+        #expect(resolution.ttl == expected.ttl)
+        #expect(resolution.cnames.map { "\($0.alias)→\($0.target)" } == expected.cnames)
+        #expect(resolution.upstream == lab.trustedDNS)
+        #expect(resolution.source == .upstream)
+    }
+
+    @Test func chainTTLIsTheMinimumOverTheCNAMEs() async throws {
+        let resolution = try await resolver.resolve("alias.example.test", family: .v4)
+        #expect(resolution.cnames.map(\.ttl) == [5])
+        #expect(resolution.addresses.map(\.ttl) == [3600])  // c-ares's ai_ttl is the A record's own TTL
+        #expect(resolution.ttl == 5)
+        #expect(resolution.canonicalName == "www.example.test")
+    }
+
+    @Test func truncatedAnswerIsRetriedOverTCP() async throws {
+        let resolution = try await resolver.resolve("big.example.test", family: .v4)
+        #expect(resolution.addresses.count == 100)
+        #expect(Set(resolution.ipAddresses.map(\.description)).contains("127.0.1.100"))
+    }
+
+    @Test func tcpOnlyModeResolves() async throws {
+        var configuration = TrustedResolver.Configuration(upstreams: [lab.trustedDNS])
+        configuration.useTCP = true
+        let tcp = try TrustedResolver(configuration: configuration)
+        let resolution = try await tcp.resolve("www.example.test", family: .v4)
+        #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10"])
+    }
+
+    @Test func missingNameIsNXDOMAIN() async throws {
+        let name = try HostName.parse("nx.example.test")
+        await #expect(throws: ResolutionError.nxdomain(name)) { try await resolver.resolve(name, family: .any) }
+    }
+
+    @Test(arguments: [
+        ("v6only.example.test", AddressFamily.v4),
+        ("www.example.test", .v6),
+    ])
+    func nameWithoutTheFamilyIsNODATA(name: String, family: AddressFamily) async throws {
+        let parsed = try HostName.parse(name)
+        await #expect(throws: ResolutionError.nodata(parsed, family)) { try await resolver.resolve(parsed, family: family) }
+    }
+
+    @Test func ipLiteralsAndLocalhostAreAnsweredWithoutUpstream() async throws {
+        let silent = try BlackHole()
+        let resolver = try TrustedResolver(upstreams: [silent.address])
+        let v4 = try await resolver.resolve("127.0.0.10")
+        #expect(v4.ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(v4.source == .literal)
+        let v6 = try await resolver.resolve("[::1]")
+        #expect(v6.ipAddresses.map(\.description) == ["::1"])
+        let localhost = try await resolver.resolve("localhost")
+        #expect(localhost.ipAddresses.map(\.description) == ["127.0.0.1", "::1"])
+        let localhostV4 = try await resolver.resolve("localhost", family: .v4)
+        #expect(localhostV4.ipAddresses.map(\.description) == ["127.0.0.1"])
+        #expect(localhost.upstream == nil)
+    }
+
+    @Test func refusedOutOfZoneNameIsAnUpstreamFailure() async throws {
+        let error = await #expect(throws: ResolutionError.self) {
+            try await resolver.resolve("www.not-served.test", family: .v4)
+        }
+        #expect(error == .upstreamsFailed([UpstreamFailure(upstream: lab.trustedDNS, reason: .refused)]))
+    }
+
+    @Test func silentUpstreamFailsWithTimeoutAndNextUpstreamAnswers() async throws {
+        let silent = try BlackHole()
+        var configuration = TrustedResolver.Configuration(upstreams: [silent.address, lab.trustedDNS])
+        configuration.timeout = .milliseconds(200)
+        configuration.tries = 1
+        let resolver = try TrustedResolver(configuration: configuration)
+        let resolution = try await resolver.resolve("www.example.test", family: .v4)
+        #expect(resolution.upstream == lab.trustedDNS)
+
+        let alone = try TrustedResolver(configuration: {
+            var only = configuration
+            only.upstreams = [silent.address]
+            return only
+        }())
+        await #expect(throws: ResolutionError.upstreamsFailed([UpstreamFailure(upstream: silent.address, reason: .timeout)])) {
+            try await alone.resolve("www.example.test", family: .v4)
+        }
+    }
+
+    @Test func budgetBoundsAResolutionAgainstSilentUpstreams() async throws {
+        let silent = try BlackHole()
+        var configuration = TrustedResolver.Configuration(upstreams: [silent.address])
+        configuration.timeout = .seconds(5)
+        configuration.budget = .milliseconds(300)
+        let resolver = try TrustedResolver(configuration: configuration)
+        let clock = ContinuousClock()
+        let start = clock.now
+        await #expect(throws: ResolutionError.timeout(budget: .milliseconds(300), [])) {
+            try await resolver.resolve("www.example.test", family: .v4)
+        }
+        #expect(clock.now - start < .seconds(3))  // generous: the per-try timeout alone is 5 s
+    }
+
+    @Test func emptyUpstreamListIsRejected() {
+        #expect(throws: ResolutionError.noUpstreams) { try TrustedResolver(upstreams: []) }
+    }
+
+    @Test func cancellingOneLookupLeavesOthersRunning() async throws {
+        let relay = try DelayingRelay(target: lab.trustedDNS, delay: .milliseconds(400))
+        defer { relay.stop() }
+        let resolver = try TrustedResolver(upstreams: [relay.address])
+        let cancelled = Task { try await resolver.resolve("www.example.test", family: .v4) }
+        let kept = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(relay.received == 2)  // both queries are in flight at the upstream
+        cancelled.cancel()
+        await #expect(throws: ResolutionError.cancelled) { try await cancelled.value }
+        let answer = try await kept.value
+        #expect(answer.ipAddresses.map(\.description) == ["127.0.0.11"])
+    }
+}
