@@ -1,0 +1,102 @@
+import HostPin
+import HostPinTestSupport
+import Testing
+
+/// The cache in front of real NSD, counting queries at the lab's counting instance. Serialized: every
+/// test here reads that server's query counter, which no other suite uses.
+@Suite(.serialized) struct CachingResolverTests {
+    let lab: Lab
+
+    init() throws {
+        lab = try Lab.current()
+    }
+
+    @Test func fiftyConcurrentMissesMakeOneUpstreamResolution() async throws {
+        // The relay holds queries for 300 ms, so all fifty callers miss while the first query is out.
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let before = try lab.countedQueries()
+        let answers = try await withThrowingTaskGroup(of: Resolution.self) { group in
+            for _ in 0..<50 { group.addTask { try await resolver.resolve("www.example.test", family: .any) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let after = try lab.countedQueries()
+        #expect(answers.count == 50)
+        #expect(answers.allSatisfy { $0.ipAddresses.map(\.description) == ["127.0.0.10"] })
+        #expect(Set(answers.map(\.receivedAt)).count == 1)  // one shared answer
+        #expect(after - before == 2)  // one A and one AAAA query
+    }
+
+    @Test func concurrentMissesShareTheError() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(200))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let name = try HostName.parse("nx.example.test")
+        let before = try lab.countedQueries()
+        let errors = await withTaskGroup(of: ResolutionError?.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    do throws(ResolutionError) { _ = try await resolver.resolve(name, family: .v4); return nil }
+                    catch { return error }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(errors == Array(repeating: .nxdomain(name), count: 10))
+        #expect(try lab.countedQueries() - before == 1)
+    }
+
+    @Test func cancellingOneWaiterLeavesTheOthersTheAnswer() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let first = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        let second = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        try await Task.sleep(for: .milliseconds(100))
+        first.cancel()
+        await #expect(throws: ResolutionError.cancelled) { try await first.value }
+        #expect(try await second.value.ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(relay.received == 1)
+    }
+
+    @Test func hitIsServedFromCacheUntilTTLThenAskedAgain() async throws {
+        let clock = ManualClock()
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]),
+                                       cache: ResolutionCache(clock: clock))
+        let before = try lab.countedQueries()
+        let first = try await resolver.resolve("short.example.test", family: .v4)
+        let second = try await resolver.resolve("short.example.test", family: .v4)
+        let cached = try lab.countedQueries()
+        clock.advance(by: .seconds(1))
+        let third = try await resolver.resolve("short.example.test", family: .v4)
+        let after = try lab.countedQueries()
+        #expect(first.source == .upstream)
+        #expect(second.source == .cache)
+        #expect(second.ttl == 1)
+        #expect(third.source == .upstream)
+        #expect(cached - before == 1)
+        #expect(after - cached == 1)
+    }
+
+    @Test func zeroTTLAnswerIsAskedEveryTime() async throws {
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
+        let before = try lab.countedQueries()
+        for _ in 0..<3 {
+            let answer = try await resolver.resolve("zero.example.test", family: .v4)
+            #expect(answer.source == .upstream)
+        }
+        #expect(try lab.countedQueries() - before == 3)
+        #expect(resolver.cache.count == 0)
+    }
+
+    @Test func ipLiteralsMakeNoQuery() async throws {
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
+        let before = try lab.countedQueries()
+        for literal in ["127.0.0.10", "::1", "[::1]", "localhost"] {
+            let answer = try await resolver.resolve(literal)
+            #expect(answer.source == .literal)
+        }
+        #expect(try lab.countedQueries() - before == 0)
+    }
+}
