@@ -5,6 +5,7 @@ let package = Package(
     name: "HostPin",
     products: [
         .library(name: "HostPin", targets: ["HostPin"]),
+        .library(name: "HostPinURL", targets: ["HostPinURL"]),
         .executable(name: "hostpin", targets: ["HostPinCLI"]),
     ],
     targets: [
@@ -22,6 +23,10 @@ let package = Package(
             name: "HostPin",
             dependencies: ["CAres", "CIDN2"]
         ),
+        .target(
+            name: "HostPinURL",
+            dependencies: ["HostPin"]
+        ),
         .executableTarget(
             name: "HostPinCLI",
             dependencies: ["HostPin"]
@@ -35,6 +40,10 @@ let package = Package(
             name: "HostPinTests",
             dependencies: ["HostPin", "HostPinTestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "HostPinURLTests",
+            dependencies: ["HostPinURL", "HostPinTestSupport"]
         ),
         .testTarget(
             name: "HostPinCLITests",

@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How response bytes must reach a task in swift-corelibs-foundation.
+///
+/// There, `URLProtocolClient.urlProtocol(_:didLoad:)` forwards each chunk to a session delegate, but
+/// for a task created with a completion handler (`dataTask(with:completionHandler:)`, `data(for:)`) it
+/// only *replaces* the data it will hand to the handler: a protocol that streams several chunks leaves
+/// the handler with the last chunk alone. The built-in HTTP protocol avoids this by asking the session
+/// for the task's behaviour, which is internal API. HostPin reads the same fact by reflection and
+/// buffers the body for completion-handler tasks; when reflection finds nothing (another Foundation
+/// layout), it buffers, which is always correct, only later and larger.
+enum ResponseDelivery: Sendable, Equatable {
+    /// Hand each chunk to the client as it arrives (a session delegate receives the data).
+    case stream
+    /// Collect the body and hand it to the client once, before finishing.
+    case buffer
+
+    /// The delivery `task` needs. Call on FoundationNetworking's work queue (as `startLoading` is), where
+    /// the session mutates its task registry.
+    init(for task: URLSessionTask?) {
+        guard let task,
+              let session = Self.child("session", of: task),
+              let registry = Self.child("taskRegistry", of: session),
+              let behaviours = Self.child("behaviours", of: registry) as? [Int: Any],
+              let behaviour = behaviours[task.taskIdentifier]
+        else {
+            self = .buffer
+            return
+        }
+        // `callDelegate` is the only behaviour in which didLoad reaches the delegate chunk by chunk.
+        self = String(describing: behaviour) == "callDelegate" ? .stream : .buffer
+    }
+
+    private static func child(_ label: String, of subject: Any) -> Any? {
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let current = mirror {
+            if let match = current.children.first(where: { $0.label == label }) {
+                // Unwrap the implicitly unwrapped optionals Foundation stores (`session: URLSessionProtocol!`).
+                let inner = Mirror(reflecting: match.value)
+                if inner.displayStyle == .optional { return inner.children.first?.value }
+                return match.value
+            }
+            mirror = current.superclassMirror
+        }
+        return nil
+    }
+}

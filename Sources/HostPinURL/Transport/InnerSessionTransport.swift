@@ -1,0 +1,88 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Sends pinned plain-HTTP requests through one inner `URLSession` that stores no cookies, caches
+/// nothing and follows no redirects (the application's session and the interceptor own those), with
+/// every task's events routed to its sink.
+final class InnerSessionTransport: Transport {
+    /// The process-wide inner session: one connection pool shared by every interceptor instance.
+    static let shared = InnerSessionTransport()
+
+    private let router = Router()
+    private let session: URLSession
+
+    init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let queue = OperationQueue()
+        queue.name = "hostpin.inner-session"
+        // One at a time: each transfer's events must reach its sink in order.
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+
+    /// Creates and resumes the inner task. Must not run on FoundationNetworking's work queue:
+    /// `resume()` does a `sync` onto it (the deadlock trap in DESIGN.md).
+    func start(_ request: URLRequest, sink: any TransferSink) -> any TransferHandle {
+        let task = session.dataTask(with: request)
+        router.add(sink, for: task.taskIdentifier)
+        task.resume()
+        return InnerTask(task: task, router: router)
+    }
+
+    private struct InnerTask: TransferHandle {
+        let task: URLSessionDataTask
+        let router: Router
+
+        func cancel() {
+            router.remove(task.taskIdentifier)
+            task.cancel()
+        }
+    }
+
+    /// The inner session's delegate: hands each task's events to its sink.
+    private final class Router: NSObject, URLSessionDataDelegate, Sendable {
+        private let sinks = Mutex<[Int: any TransferSink]>([:])
+
+        func add(_ sink: any TransferSink, for task: Int) {
+            sinks.withLock { $0[task] = sink }
+        }
+
+        func remove(_ task: Int) {
+            _ = sinks.withLock { $0.removeValue(forKey: task) }
+        }
+
+        private func sink(for task: URLSessionTask) -> (any TransferSink)? {
+            sinks.withLock { $0[task.taskIdentifier] }
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+            if let response = response as? HTTPURLResponse { sink(for: dataTask)?.received(response) }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            sink(for: dataTask)?.received(data)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            let sink = sinks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+            sink?.finished(with: error)
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                        newRequest request: URLRequest,
+                        completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+            // Never follow with the pinned IP as host: the 3xx goes back to the application as it is.
+            completionHandler(nil)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HostPin
+
+extension URLSessionConfiguration {
+    /// A configuration whose plain-HTTP requests go to the addresses `resolver` pins.
+    ///
+    /// Installs `resolver` process-wide for ``PinnedURLProtocol`` (Foundation creates protocol instances
+    /// itself) and puts ``PinnedURLProtocol`` first in `protocolClasses`. Everything else about `base`
+    /// is kept.
+    ///
+    /// ```swift
+    /// let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [Upstream("9.9.9.9")!]))
+    /// let session = URLSession(configuration: .pinned(resolver: resolver))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - resolver: The resolver to pin with, usually a `CachingResolver`.
+    ///   - family: The address records asked for; `any` by default.
+    ///   - base: The configuration to start from; `.default` by default.
+    public static func pinned(resolver: any HostResolver, family: AddressFamily = .any,
+                              base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
+        PinnedURLProtocol.install(resolver: resolver, family: family)
+        let configuration = base
+        configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
+        return configuration
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HostPin
+import HostPinTestSupport
+import HostPinURL
+import Synchronization
+import Testing
+
+/// Wraps a resolver and counts the names it is asked for, so tests can see what the interceptor resolved.
+final class CountingResolver: HostResolver {
+    let inner: any HostResolver
+    private let counts = Mutex<[String: Int]>([:])
+
+    init(_ inner: any HostResolver) {
+        self.inner = inner
+    }
+
+    func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
+        counts.withLock { $0[name.text, default: 0] += 1 }
+        return try await inner.resolve(name, family: family)
+    }
+
+    func count(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }
+}
+
+/// One pinned setup for the whole test process: `PinnedURLProtocol`'s resolver is process-wide.
+enum PinnedLab {
+    static let lab: Lab? = try? Lab.current()
+
+    static let resolver: CountingResolver? = lab.flatMap { lab in
+        (try? TrustedResolver(upstreams: [lab.trustedDNS])).map { CountingResolver(CachingResolver(upstream: $0)) }
+    }
+
+    /// A session whose http requests are pinned through ``resolver``.
+    static func session(delegate: (any URLSessionDelegate)? = nil) throws -> URLSession {
+        guard let resolver else { throw Lab.Problem.notRunning }
+        return URLSession(configuration: .pinned(resolver: resolver, base: .ephemeral), delegate: delegate,
+                          delegateQueue: nil)
+    }
+
+    /// Puts ``resolver`` back after a test installed another one.
+    static func reinstall() {
+        if let resolver { PinnedURLProtocol.install(resolver: resolver) }
+    }
+
+    static func url(_ host: String, _ path: String, scheme: String = "http") throws -> URL {
+        guard let lab, let url = URL(string: "\(scheme)://\(host):\(lab.httpPort)\(path)") else {
+            throw Lab.Problem.notRunning
+        }
+        return url
+    }
+}
