@@ -1,0 +1,102 @@
+import Foundation
+
+/// The `hostpin` tool: reads the subcommand, prints help or the version, or parses and runs a
+/// subcommand, then exits with its ``ExitStatus``.
+///
+/// An `@main` type rather than `main.swift`: top-level code in `main.swift` runs on the main actor with
+/// globals that C callbacks cannot reach safely (NOTES-cares.md).
+@main
+enum HostPinCommand {
+    /// The version `--version` prints.
+    static let version = "0.1.0"
+
+    /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
+    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self] }
+
+    /// The tool's own help text.
+    static var help: String {
+        let width = (subcommands.map { $0.name } + ["help"]).map(\.count).max() ?? 0
+        let rows = subcommands.map { ($0.name, $0.abstract) } + [("help", "Show help for a subcommand: hostpin help lookup.")]
+        return """
+            OVERVIEW: Resolve host names through trusted DNS servers only, and detect DNS hijacking.
+
+            USAGE: hostpin <subcommand> [options]
+
+            SUBCOMMANDS:
+            \(rows.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))   \($0.1)" }.joined(separator: "\n"))
+
+            OPTIONS:
+              -h, --help   Show this help.
+              --version    Print the version.
+
+            \(UpstreamSelection.helpSection)
+
+            EXIT STATUS:
+            \(ExitStatus.allCases.map(\.helpLine).joined(separator: "\n"))
+
+            See 'hostpin <subcommand> --help' for a subcommand's options.
+            """
+    }
+
+    static func main() async {
+        let status = await run(Array(CommandLine.arguments.dropFirst()))
+        exit(status.rawValue)
+    }
+
+    /// Dispatches `arguments` (without the program name) and returns the exit status.
+    static func run(_ arguments: [String]) async -> ExitStatus {
+        guard let first = arguments.first else { return fail(.missingSubcommand, helpCommand: "hostpin --help") }
+        switch first {
+        case "-h", "--help":
+            Console.out(help)
+            return .success
+        case "--version":
+            Console.out("hostpin \(version)")
+            return .success
+        case "help":
+            return showHelp(for: Array(arguments.dropFirst()))
+        default:
+            guard let command = subcommands.first(where: { $0.name == first }) else {
+                return fail(first.hasPrefix("-") ? .unknownOption(first) : .unknownSubcommand(first),
+                            helpCommand: "hostpin --help")
+            }
+            return await run(command, Array(arguments.dropFirst()))
+        }
+    }
+
+    /// Parses and runs one subcommand; `-h`/`--help` anywhere before `--` shows its help instead.
+    private static func run(_ command: any Subcommand.Type, _ arguments: [String]) async -> ExitStatus {
+        var parser = OptionParser(arguments)
+        if parser.contains(anyOf: "-h", "--help") {
+            Console.out(command.help)
+            return .success
+        }
+        do throws(UsageError) {
+            let parsed = try command.init(parsing: &parser)
+            return await parsed.run()
+        } catch {
+            return fail(error, helpCommand: "hostpin \(command.name) --help")
+        }
+    }
+
+    /// `hostpin help [SUBCOMMAND]`: the same text as `--help`.
+    private static func showHelp(for arguments: [String]) -> ExitStatus {
+        guard let name = arguments.first else {
+            Console.out(help)
+            return .success
+        }
+        guard arguments.count == 1 else { return fail(.unexpectedArgument(arguments[1]), helpCommand: "hostpin --help") }
+        guard let command = subcommands.first(where: { $0.name == name }) else {
+            return fail(.unknownSubcommand(name), helpCommand: "hostpin --help")
+        }
+        Console.out(command.help)
+        return .success
+    }
+
+    /// Reports a usage error the way swift-argument-parser does, on standard error.
+    private static func fail(_ error: UsageError, helpCommand: String) -> ExitStatus {
+        Console.error("hostpin: error: \(error)")
+        Console.error("See '\(helpCommand)'.")
+        return .usage
+    }
+}

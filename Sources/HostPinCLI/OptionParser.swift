@@ -1,0 +1,106 @@
+/// A hand-written argument parser in swift-argument-parser's spirit: a subcommand asks for each flag and
+/// option it knows, the parser removes what it finds, and ``finish()`` reports whatever nobody asked for.
+///
+/// Accepted forms: `--flag`; `--opt value` and `--opt=value`; an option given several times (repeatable
+/// options collect every value, single ones keep the last, as swift-argument-parser does); `--` ends
+/// options, so every later argument is positional even if it starts with `-`.
+struct OptionParser: Sendable {
+    /// Arguments before `--` not yet claimed.
+    private var arguments: [String]
+    /// Arguments after `--`: positional whatever they look like.
+    private var afterTerminator: [String]
+
+    /// Prepares `arguments` (without the program and subcommand names) for parsing.
+    init(_ arguments: [String]) {
+        if let end = arguments.firstIndex(of: "--") {
+            self.arguments = Array(arguments[..<end])
+            self.afterTerminator = Array(arguments[(end + 1)...])
+        } else {
+            self.arguments = arguments
+            self.afterTerminator = []
+        }
+    }
+
+    /// Whether any of `names` appears before `--` (used for `-h`/`--help`, which wins over everything).
+    func contains(anyOf names: String...) -> Bool {
+        arguments.contains { names.contains($0) }
+    }
+
+    /// Removes every `name` and reports whether there was one.
+    ///
+    /// - Throws: ``UsageError/flagTakesNoValue(flag:)`` for `name=value`.
+    mutating func flag(_ name: String) throws(UsageError) -> Bool {
+        if arguments.contains(where: { $0.hasPrefix(name + "=") }) { throw .flagTakesNoValue(flag: name) }
+        let before = arguments.count
+        arguments.removeAll { $0 == name }
+        return arguments.count != before
+    }
+
+    /// Removes every occurrence of option `name` with its value and returns the values, converted by
+    /// `convert`, in command-line order.
+    ///
+    /// - Throws: ``UsageError/missingValue(option:)`` when `name` is last or followed by another long
+    ///   option (`--server --json` is a forgotten value, not a server called `--json`); what `convert` throws.
+    mutating func values<Value>(_ name: String, _ convert: (String) throws(UsageError) -> Value)
+        throws(UsageError) -> [Value]
+    {
+        var values: [Value] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == name {
+                let next = index + 1
+                guard next < arguments.endIndex, !arguments[next].hasPrefix("--") else {
+                    throw .missingValue(option: name)
+                }
+                values.append(try convert(arguments[next]))
+                arguments.removeSubrange(index...next)
+            } else if argument.hasPrefix(name + "=") {
+                values.append(try convert(String(argument.dropFirst(name.count + 1))))
+                arguments.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
+    /// A repeatable option whose values are `LosslessStringConvertible`; `expected` completes
+    /// "'x' is not …" in the error.
+    mutating func values<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
+        throws(UsageError) -> [Value]
+    {
+        try values(name) { text throws(UsageError) in
+            guard let value = Value(text) else { throw .invalidValue(option: name, reason: "'\(text)' is not \(expected)") }
+            return value
+        }
+    }
+
+    /// A single-valued option: the last value given, or `nil`.
+    mutating func value<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
+        throws(UsageError) -> Value?
+    {
+        try values(name, as: type, expected: expected).last
+    }
+
+    /// Removes and returns the positional arguments: those before `--` that do not start with `-`
+    /// (a lone `-` counts as positional), then all after `--`.
+    mutating func positionals() -> [String] {
+        let isPositional = { (argument: String) in argument == "-" || !argument.hasPrefix("-") }
+        let taken = arguments.filter(isPositional)
+        arguments.removeAll(where: isPositional)
+        defer { afterTerminator = [] }
+        return taken + afterTerminator
+    }
+
+    /// Ends parsing: anything left is an error.
+    ///
+    /// - Throws: ``UsageError/unknownOption(_:)`` for a leftover starting with `-`, else
+    ///   ``UsageError/unexpectedArgument(_:)``.
+    func finish() throws(UsageError) {
+        if let option = arguments.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
+            throw .unknownOption(option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option)
+        }
+        if let leftover = arguments.first ?? afterTerminator.first { throw .unexpectedArgument(leftover) }
+    }
+}

@@ -1,0 +1,47 @@
+import HostPin
+
+extension ResolutionError {
+    /// The stable `code` string of `--json` error objects. Exhaustive on purpose: a new library case
+    /// must get its own code here.
+    var jsonCode: String {
+        switch self {
+        case .nxdomain: "nxdomain"
+        case .nodata: "nodata"
+        case .badName: "bad_name"
+        case .noUpstreams: "no_upstreams"
+        case .upstreamsFailed: "upstreams_failed"
+        case .timeout: "timeout"
+        case .cancelled: "cancelled"
+        case .setupFailed: "setup_failed"
+        }
+    }
+
+    /// Whether the error is an answer about the name (NXDOMAIN, NODATA) rather than a failure to get one.
+    var isNegativeAnswer: Bool {
+        switch self {
+        case .nxdomain, .nodata: true
+        case .badName, .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: false
+        }
+    }
+
+    /// The `lookup` exit status for a name that failed this way: 1 for a negative answer, 2 for a bad
+    /// name (validated earlier, so not expected here), 3 for every failure to get an answer.
+    var lookupExitStatus: ExitStatus {
+        switch self {
+        case .nxdomain, .nodata: .notFound
+        case .badName: .usage
+        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: .upstreamFailure
+        }
+    }
+
+    /// The sentence for this error when the untrusted (local) resolver returned it. The library's sentence
+    /// for `upstreamsFailed` speaks of trusted upstreams, which would mislabel the local resolver.
+    var untrustedDescription: String {
+        switch self {
+        case .upstreamsFailed(let failures):
+            "the local resolver did not answer: " + failures.map(\.description).joined(separator: "; ")
+        case .nxdomain, .nodata, .badName, .noUpstreams, .timeout, .cancelled, .setupFailed:
+            description
+        }
+    }
+}

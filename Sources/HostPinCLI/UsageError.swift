@@ -1,0 +1,54 @@
+import HostPin
+
+/// Why a command line cannot be run. Closed, so every message is written here once, as a sentence.
+///
+/// Printed to standard error as `hostpin: error: <sentence>` followed by a pointer to the help; the
+/// process then exits with ``ExitStatus/usage`` (2).
+enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No subcommand was given.
+    case missingSubcommand
+    /// The first argument names no subcommand.
+    case unknownSubcommand(String)
+    /// An argument starting with `-` that the command does not define.
+    case unknownOption(String)
+    /// An option that takes a value came last, or was followed by another option.
+    case missingValue(option: String)
+    /// A flag was written `--flag=value`.
+    case flagTakesNoValue(flag: String)
+    /// An option's value does not parse; `reason` says why.
+    case invalidValue(option: String, reason: String)
+    /// A required positional argument is missing; the text names it (e.g. `NAME`).
+    case missingArgument(String)
+    /// More positional arguments than the command takes.
+    case unexpectedArgument(String)
+    /// A host name on the command line is invalid (DESIGN.md: a usage error, with the reason).
+    case invalidHostName(String, HostNameProblem)
+    /// An environment variable's value does not parse; `reason` says why.
+    case invalidEnvironment(variable: String, reason: String)
+
+    var description: String {
+        switch self {
+        case .missingSubcommand:
+            "no subcommand was given."
+        case .unknownSubcommand(let name):
+            "unknown subcommand '\(name)'; the subcommands are "
+                + HostPinCommand.subcommands.map { $0.name }.joined(separator: ", ") + " and help."
+        case .unknownOption(let option):
+            "unknown option '\(option)'."
+        case .missingValue(let option):
+            "option '\(option)' needs a value."
+        case .flagTakesNoValue(let flag):
+            "flag '\(flag)' takes no value."
+        case .invalidValue(let option, let reason):
+            "invalid value for '\(option)': \(reason)."
+        case .missingArgument(let name):
+            "missing argument \(name)."
+        case .unexpectedArgument(let argument):
+            "unexpected argument '\(argument)'."
+        case .invalidHostName(let text, let problem):
+            "'\(text)' is not a valid host name: \(problem)."
+        case .invalidEnvironment(let variable, let reason):
+            "invalid \(variable): \(reason)."
+        }
+    }
+}

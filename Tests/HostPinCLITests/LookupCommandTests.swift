@@ -1,0 +1,148 @@
+import Foundation
+import HostPinTestSupport
+import Testing
+
+/// `hostpin lookup` against the lab's trusted NSD: dig-style lines and exit codes.
+@Suite struct LookupCommandTests {
+    let lab: Lab
+    init() throws { lab = try Lab.current() }
+
+    private func lookup(_ arguments: String...) throws -> ProcessRunner.Result {
+        try HostPinBinary.run(["lookup"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "1"])
+    }
+
+    @Test func addressRecordPrintsOneDigLine() throws {
+        let result = try lookup("www.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(result.standardError == "")
+    }
+
+    @Test func cnamePrintsItsOwnTTLBeforeTheAddress() throws {
+        let result = try lookup("alias.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == """
+            alias.example.test. 5 IN CNAME www.example.test.
+            www.example.test. 3600 IN A 127.0.0.10
+
+            """)
+    }
+
+    @Test func cnameChainPrintsEveryLinkInOrder() throws {
+        let result = try lookup("chain.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == """
+            chain.example.test. 30 IN CNAME alias.example.test.
+            alias.example.test. 5 IN CNAME www.example.test.
+            www.example.test. 3600 IN A 127.0.0.10
+
+            """)
+    }
+
+    @Test func ipv6AddressPrintsAsAAAA() throws {
+        let result = try lookup("v6only.example.test", "--family", "6")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "v6only.example.test. 3600 IN AAAA ::1\n")
+    }
+
+    @Test func familyAnyPrintsAThenAAAA() throws {
+        let result = try lookup("dual.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "dual.example.test. 3600 IN A 127.0.0.10\ndual.example.test. 3600 IN AAAA ::1\n")
+    }
+
+    @Test func namesPrintInArgumentOrder() throws {
+        let result = try lookup("cdn.example.test", "www.example.test", "cdn.example.test", "xn--bcher-kva.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == """
+            cdn.example.test. 3600 IN A 127.0.0.11
+            www.example.test. 3600 IN A 127.0.0.10
+            cdn.example.test. 3600 IN A 127.0.0.11
+            xn--bcher-kva.example.test. 3600 IN A 127.0.0.10
+
+            """)
+    }
+
+    @Test func unicodeNameIsLookedUpByItsALabel() throws {
+        let result = try lookup("bücher.example.test")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "xn--bcher-kva.example.test. 3600 IN A 127.0.0.10\n")
+    }
+
+    @Test func truncatedAnswerIsRetriedOverTCP() throws {
+        let result = try lookup("big.example.test")
+        #expect(result.status == 0)
+        let lines = result.standardOutput.split(separator: "\n")
+        #expect(lines.count == 100)
+        #expect(lines.allSatisfy { $0.hasPrefix("big.example.test. 3600 IN A 127.0.") })
+    }
+
+    @Test func tcpFlagGivesTheSameAnswer() throws {
+        let result = try lookup("www.example.test", "--tcp")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+    }
+
+    @Test func nxdomainExitsOneWithASentence() throws {
+        let result = try lookup("nx.example.test")
+        #expect(result.status == 1)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)\n")
+    }
+
+    @Test func nodataForTheFamilyExitsOne() throws {
+        let result = try lookup("v6only.example.test", "--family", "4")
+        #expect(result.status == 1)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: v6only.example.test: NODATA (the name exists but has no IPv4 (A) record)\n")
+    }
+
+    @Test func oneMissingNameAmongResolvedOnesExitsOne() throws {
+        let result = try lookup("www.example.test", "nx.example.test")
+        #expect(result.status == 1)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(result.standardError == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)\n")
+    }
+
+    @Test func upstreamFailureOutranksNXDOMAIN() throws {
+        // NSD refuses names outside its zone: REFUSED is an upstream failure (3), NXDOMAIN an answer (1).
+        let result = try lookup("nx.example.test", "outside.invalid", "www.example.test")
+        #expect(result.status == 3)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        let errors = result.standardError.split(separator: "\n")
+        #expect(errors.count == 2)
+        #expect(errors.first == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)")
+        #expect(errors.last == "hostpin: no trusted upstream answered: \(lab.trustedDNS): REFUSED")
+    }
+
+    @Test func closedPortUpstreamExitsThree() throws {
+        // c-ares 1.18 reports the ICMP port-unreachable as ARES_ECONNREFUSED, which HostPin words REFUSED.
+        let result = try HostPinBinary.run(["lookup", "www.example.test", "nx.example.test",
+                                            "--server", SilentUpstream.closedPort, "--timeout", "1"])
+        #expect(result.status == 3)
+        #expect(result.standardOutput == "")
+        let errors = result.standardError.split(separator: "\n")
+        #expect(errors.count == 2)
+        #expect(errors.allSatisfy { $0.hasPrefix("hostpin: no trusted upstream answered: \(SilentUpstream.closedPort): ") })
+    }
+
+    @Test func silentUpstreamExitsThreeWithinTheBudget() throws {
+        try SilentUpstream.with { silent in
+            let started = ContinuousClock.now
+            let result = try HostPinBinary.run(["lookup", "www.example.test", "--server", silent, "--timeout", "1"])
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(result.status == 3)
+            #expect(result.standardOutput == "")
+            #expect(result.standardError == "hostpin: no trusted upstream answered: \(silent): timeout\n")
+        }
+    }
+
+    @Test func silentFirstUpstreamFailsOverToTheNext() throws {
+        try SilentUpstream.with { silent in
+            let result = try HostPinBinary.run(["lookup", "www.example.test", "--server", silent,
+                                                "--server", "\(lab.trustedDNS)", "--timeout", "2"])
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        }
+    }
+}
