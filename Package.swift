@@ -23,9 +23,14 @@ let package = Package(
             name: "HostPin",
             dependencies: ["CAres", "CIDN2"]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "HostPinURL",
-            dependencies: ["HostPin"]
+            dependencies: ["HostPin", "CCurl"]
         ),
         .executableTarget(
             name: "HostPinCLI",

@@ -4,26 +4,36 @@ import FoundationNetworking
 #endif
 import HostPin
 
-/// The request the interceptor sends for a pinned plain-HTTP request: the URL's host replaced by the
-/// pinned address, and `Host` carrying the original authority (RFC 9110 §7.2).
+/// An application's request and the ways to send it to one pinned address.
 ///
-/// The inner request always names an IP literal, which ``PinnedURLProtocol/canInit(with:)`` refuses:
-/// that is what keeps the interceptor from intercepting its own requests. (`URLProtocol.setProperty`
-/// marks do not survive `URLRequest` copies in swift-corelibs-foundation: `protocolProperties` lives on
-/// `NSMutableURLRequest` only and is not copied.)
+/// For the inner URLSession (plain HTTP to IPv4): the URL's host replaced by the address and `Host`
+/// carrying the original authority (RFC 9110 §7.2). Such a request names an IP literal, which
+/// ``PinnedURLProtocol/canInit(with:)`` refuses: that is what keeps the interceptor from intercepting its
+/// own requests. (`URLProtocol.setProperty` marks do not survive `URLRequest` copies in
+/// swift-corelibs-foundation: `protocolProperties` lives on `NSMutableURLRequest` only and is not copied.)
+///
+/// For libcurl (HTTPS, and IPv6): the URL unchanged plus a `CURLOPT_RESOLVE` entry.
 struct PinnedRequest: Sendable {
     /// The request as the application made it.
     let original: URLRequest
-    /// The request to send: same method, headers, body and timeout; IP host; `Host` header set.
-    let pinned: URLRequest
+    let url: URL
+    let host: String
+    /// The port the URL names or its scheme's default.
+    let port: Int
 
-    /// Pins `original` to `address`.
-    ///
-    /// - Returns: `nil` when `original` has no URL or host to rewrite.
-    init?(_ original: URLRequest, address: IPAddress) {
-        guard let url = original.url, let host = url.host,
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        else { return nil }
+    /// - Returns: `nil` when `original` has no URL with a host.
+    init?(_ original: URLRequest) {
+        guard let url = original.url, let host = url.host, !host.isEmpty else { return nil }
+        self.original = original
+        self.url = url
+        self.host = host
+        self.port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+
+    /// The request for the inner URLSession: same method, headers, body and timeout; `address` as the
+    /// URL's host; `Host` set to the original authority.
+    func addressed(to address: IPAddress) -> URLRequest? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         components.percentEncodedHost = address.uriHost
         guard let pinnedURL = components.url else { return nil }
         var pinned = original
@@ -32,8 +42,12 @@ struct PinnedRequest: Sendable {
         // The application's session owns caching and cookies; the inner request must not add its own.
         pinned.cachePolicy = .reloadIgnoringLocalCacheData
         pinned.httpShouldHandleCookies = false
-        self.original = original
-        self.pinned = pinned
+        return pinned
+    }
+
+    /// The `CURLOPT_RESOLVE` entry that sends this URL's `host:port` to `address`.
+    func resolveEntry(for address: IPAddress) -> String {
+        "\(host):\(port):\(address.uriHost)"
     }
 
     /// `host` or `host:port`, the port only when it is not the scheme's default (RFC 9110 §7.2, §4.2.1).
@@ -46,7 +60,6 @@ struct PinnedRequest: Sendable {
 
     /// `response` as the application must see it: the original URL, never the pinned address.
     func presenting(_ response: HTTPURLResponse) -> HTTPURLResponse {
-        guard let url = original.url else { return response }
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }

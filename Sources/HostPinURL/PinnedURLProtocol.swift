@@ -5,27 +5,35 @@ import FoundationNetworking
 import HostPin
 import Synchronization
 
-/// A `URLProtocol` that sends plain-HTTP requests to the address HostPin pinned for their host.
+/// A `URLProtocol` that sends HTTP and HTTPS requests to the addresses HostPin pinned for their host.
 ///
-/// For an `http` URL whose host is a name (not an IP literal, not `localhost`), `startLoading` resolves
-/// the host through the installed resolver (``PinnedURLProtocol/install(resolver:family:)``), swaps the
-/// URL's host for the first pinned address (IPv6 in brackets), sets `Host` to the original host (with
-/// `:port` only for a non-default port), and sends the request through an inner `URLSession`. The
-/// response streams back with the ORIGINAL URL; 3xx responses reach the client as they are; the inner
-/// session stores no cookies. `https` is not intercepted yet: it passes to URLSession untouched.
+/// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
+/// `startLoading` resolves the host through the installed resolver
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:)``) and sends the request to the first
+/// pinned address, moving to the next when a connection cannot be made:
+/// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
+///   `:port` only for a non-default port), sent through an inner `URLSession`;
+/// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_RESOLVE`, so the URL keeps the name and TLS SNI
+///   and certificate verification use it (verification is never turned off).
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:)``.
+/// The response streams back with the ORIGINAL URL; 3xx responses reach the client as they are; no
+/// transport stores cookies.
 ///
-/// Errors reach the client as `URLError`: `.cannotFindHost` (NXDOMAIN, NODATA), `.dnsLookupFailed`
-/// (upstream failure, timeout), `.badURL` (invalid host name), and the inner session's own errors
-/// (`.cannotConnectToHost`, `.timedOut`, …) with the original URL as the failing URL.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:)``.
+///
+/// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
+/// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
+/// host name), `.cannotConnectToHost` (no address connects), `.serverCertificateUntrusted` (certificate
+/// not trusted or for another name), `.secureConnectionFailed` (other TLS failures), `.timedOut`,
+/// `.cancelled`.
 public final class PinnedURLProtocol: URLProtocol {
     /// Which resolver and address family every instance uses. Foundation creates protocol instances
     /// itself, so this is process-wide.
     struct Settings: Sendable {
         let resolver: any HostResolver
         let family: AddressFamily
+        let tls: CurlTransport.TLS
     }
 
     private static let settings = Mutex<Settings?>(nil)
@@ -35,15 +43,20 @@ public final class PinnedURLProtocol: URLProtocol {
     /// - Parameters:
     ///   - resolver: Usually a `CachingResolver` over a `TrustedResolver`.
     ///   - family: The address records asked for; `any` by default (A first, then AAAA).
-    public static func install(resolver: any HostResolver, family: AddressFamily = .any) {
-        settings.withLock { $0 = Settings(resolver: resolver, family: family) }
+    ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's;
+    ///     `nil` (the default) trusts the system's CAs only. Verification is never turned off.
+    public static func install(resolver: any HostResolver, family: AddressFamily = .any,
+                               extraCAFile: String? = nil) {
+        let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
+        settings.withLock { $0 = Settings(resolver: resolver, family: family, tls: tls) }
     }
 
-    /// Whether HostPin pins `request`: an `http` URL whose host is a name, not an IP literal or
-    /// `localhost` (RFC 6761 §6.3). The interceptor's own requests name an IP, so they are never taken
-    /// again.
+    /// Whether HostPin pins `request`: an `http` or `https` URL whose host is a name, not an IP literal
+    /// or `localhost` (RFC 6761 §6.3). The interceptor's own inner requests name an IP, so they are
+    /// never taken again.
     public override class func canInit(with request: URLRequest) -> Bool {
-        guard let url = request.url, url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty
+        guard let url = request.url, ["http", "https"].contains(url.scheme?.lowercased()), let host = url.host,
+              !host.isEmpty
         else { return false }
         guard let name = try? HostName.parse(host) else { return true }  // fails in startLoading, with the reason
         return name.literalAddress == nil && !name.isLocalhost

@@ -5,7 +5,7 @@ import FoundationNetworking
 import HostPin
 
 extension URLSessionConfiguration {
-    /// A configuration whose plain-HTTP requests go to the addresses `resolver` pins.
+    /// A configuration whose HTTP and HTTPS requests go to the addresses `resolver` pins.
     ///
     /// Installs `resolver` process-wide for ``PinnedURLProtocol`` (Foundation creates protocol instances
     /// itself) and puts ``PinnedURLProtocol`` first in `protocolClasses`. Everything else about `base`
@@ -19,10 +19,11 @@ extension URLSessionConfiguration {
     /// - Parameters:
     ///   - resolver: The resolver to pin with, usually a `CachingResolver`.
     ///   - family: The address records asked for; `any` by default.
+    ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's.
     ///   - base: The configuration to start from; `.default` by default.
-    public static func pinned(resolver: any HostResolver, family: AddressFamily = .any,
+    public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
-        PinnedURLProtocol.install(resolver: resolver, family: family)
+        PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPin
 import Synchronization
 
 /// Sends pinned plain-HTTP requests through one inner `URLSession` that stores no cookies, caches
@@ -28,13 +29,21 @@ final class InnerSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Creates and resumes the inner task. Must not run on FoundationNetworking's work queue:
-    /// `resume()` does a `sync` onto it (the deadlock trap in DESIGN.md).
-    func start(_ request: URLRequest, sink: any TransferSink) -> any TransferHandle {
-        let task = session.dataTask(with: request)
+    /// Creates and resumes the inner task for `request` addressed to `address`. Must not run on
+    /// FoundationNetworking's work queue: `resume()` does a `sync` onto it (the deadlock trap in DESIGN.md).
+    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
+        guard let addressed = request.addressed(to: address) else {
+            sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
+            return Finished()
+        }
+        let task = session.dataTask(with: addressed)
         router.add(sink, for: task.taskIdentifier)
         task.resume()
         return InnerTask(task: task, router: router)
+    }
+
+    private struct Finished: TransferHandle {
+        func cancel() {}
     }
 
     private struct InnerTask: TransferHandle {
@@ -75,7 +84,12 @@ final class InnerSessionTransport: Transport {
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             let sink = sinks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-            sink?.finished(with: error)
+            guard let error else {
+                sink?.finished(with: nil)
+                return
+            }
+            let urlError = error as? URLError ?? URLError(.unknown)
+            sink?.finished(with: urlError.code == .cannotConnectToHost ? .connect(urlError) : .transfer(urlError))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

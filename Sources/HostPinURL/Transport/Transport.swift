@@ -2,19 +2,34 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPin
 
-/// Sends one pinned request and reports what comes back, as it arrives.
+/// Sends one request to one pinned address and reports what comes back, as it arrives.
 protocol Transport: Sendable {
-    /// Starts sending `request` (already pinned: IP host, `Host` header); events go to `sink`.
-    func start(_ request: URLRequest, sink: any TransferSink) -> any TransferHandle
+    /// Starts sending `request` to `address`; events go to `sink`.
+    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle
 }
 
 /// Receives one transfer's events, in order: one response, data as it arrives, then exactly one finish.
 protocol TransferSink: Sendable {
     func received(_ response: HTTPURLResponse)
     func received(_ data: Data)
-    /// `nil` on success; otherwise the transport's error (a `URLError` for network failures).
-    func finished(with error: (any Error)?)
+    /// `nil` on success, else why the transfer failed.
+    func finished(with failure: TransferFailure?)
+}
+
+/// Why a transfer failed.
+enum TransferFailure: Error, Sendable {
+    /// No connection to the address could be made (refused, unreachable): another address may work.
+    case connect(URLError)
+    /// Anything else: the transfer is over.
+    case transfer(URLError)
+
+    var urlError: URLError {
+        switch self {
+        case .connect(let error), .transfer(let error): error
+        }
+    }
 }
 
 /// A running transfer.

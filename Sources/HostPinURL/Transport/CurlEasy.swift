@@ -1,0 +1,157 @@
+import CCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One curl easy handle set up for a ``CurlJob``, owned by the multi thread: created, driven and
+/// closed there. Its callbacks run there too, so the sink hears one transfer's events in order.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    private let job: CurlJob
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    private var responded = false
+
+    private init(handle: UnsafeMutableRawPointer, job: CurlJob) {
+        self.handle = handle
+        self.job = job
+    }
+
+    /// The transfer's id, stored in `CURLOPT_PRIVATE`.
+    static func id(of handle: UnsafeMutableRawPointer) -> Int {
+        var pointer: UnsafeMutableRawPointer?
+        hostpin_curl_getinfo_pointer(handle, CURLINFO_PRIVATE, &pointer)
+        return Int(bitPattern: pointer)
+    }
+
+    /// An easy handle for `job`, or why it cannot be made.
+    static func make(id: Int, job: CurlJob) -> Result<CurlEasy, TransferFailure> {
+        let url = job.request.url
+        guard let raw = curl_easy_init() else {
+            return .failure(.transfer(URLError(.unknown, url: url, description: "libcurl could not create a handle")))
+        }
+        let easy = CurlEasy(handle: raw, job: job)
+        if let failure = easy.configure(id: id) {
+            easy.close()
+            return .failure(failure)
+        }
+        return .success(easy)
+    }
+
+    private var raw: UnsafeMutableRawPointer { handle }
+
+    private func configure(id: Int) -> TransferFailure? {
+        let request = job.request
+        guard let url = request.url else {
+            return .transfer(URLError(.badURL, url: nil, description: "the request has no URL"))
+        }
+        var result = CURLE_OK
+        func set(_ code: CURLcode) { if result == CURLE_OK { result = code } }
+
+        set(hostpin_curl_setopt_string(raw, CURLOPT_URL, url.absoluteString))
+        set(hostpin_curl_setopt_pointer(raw, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: id)))
+        // Connect to the pinned address; the URL keeps the name for Host, SNI and the certificate check.
+        resolveList = curl_slist_append(nil, job.resolve)
+        set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+        // Never ask the system resolver or an environment proxy about the name.
+        set(hostpin_curl_setopt_string(raw, CURLOPT_NOPROXY, "*"))
+        set(hostpin_curl_setopt_string(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(hostpin_curl_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))
+        set(hostpin_curl_setopt_long(raw, CURLOPT_NOSIGNAL, 1))
+        // URLSession decodes gzip/deflate bodies for the app; so does this transport.
+        set(hostpin_curl_setopt_string(raw, CURLOPT_ACCEPT_ENCODING, ""))
+        if let caFile = job.tls.extraCAFile {
+            set(hostpin_curl_setopt_string(raw, CURLOPT_CAINFO, caFile))
+            if let systemCAs = CurlLibrary.defaultCAPath {
+                set(hostpin_curl_setopt_string(raw, CURLOPT_CAPATH, systemCAs))
+            }
+        }
+
+        // URLRequest.timeoutInterval is an idle timeout: no connection, or no byte, for that long.
+        let timeout = max(1, request.timeoutInterval)
+        set(hostpin_curl_setopt_long(raw, CURLOPT_CONNECTTIMEOUT_MS, Int(timeout * 1000)))
+        set(hostpin_curl_setopt_long(raw, CURLOPT_LOW_SPEED_LIMIT, 1))
+        set(hostpin_curl_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(timeout.rounded(.up))))
+
+        let method = request.httpMethod?.uppercased() ?? "GET"
+        if method == "HEAD" {
+            set(hostpin_curl_setopt_long(raw, CURLOPT_NOBODY, 1))
+        } else if let body = request.httpBody ?? (method == "GET" ? nil : Data()) {
+            set(hostpin_curl_setopt_offset(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+            set(body.withUnsafeBytes { hostpin_curl_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) })
+        }
+        if method != "GET" && method != "POST" && method != "HEAD" {
+            set(hostpin_curl_setopt_string(raw, CURLOPT_CUSTOMREQUEST, method))
+        }
+        // "Expect:" turns off curl's 100-continue round trip, which URLSession does not make either.
+        for line in (request.allHTTPHeaderFields ?? [:]).map({ "\($0.key): \($0.value)" }) + ["Expect:"] {
+            headerList = curl_slist_append(headerList, line)
+        }
+        set(hostpin_curl_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList))
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        set(hostpin_curl_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
+        set(hostpin_curl_setopt_write(raw, CURLOPT_HEADERFUNCTION) { bytes, size, count, context in
+            guard let context else { return 0 }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+            easy.header(UnsafeRawBufferPointer(start: bytes, count: size * count))
+            return size * count
+        })
+        set(hostpin_curl_setopt_pointer(raw, CURLOPT_WRITEDATA, context))
+        set(hostpin_curl_setopt_write(raw, CURLOPT_WRITEFUNCTION) { bytes, size, count, context in
+            guard let context, let bytes else { return 0 }
+            let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+            easy.body(Data(bytes: bytes, count: size * count))
+            return size * count
+        })
+        guard result == CURLE_OK else {
+            return .transfer(URLError(.badURL, url: url, description: String(cString: curl_easy_strerror(result))))
+        }
+        return nil
+    }
+
+    /// A header line. A blank line ends a header block; the first final (non-1xx) block is the response.
+    private func header(_ line: UnsafeRawBufferPointer) {
+        guard !responded, line.count <= 2, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) else { return }
+        var status = 0
+        hostpin_curl_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &status)
+        guard status >= 200, let url = job.request.url else { return }
+        var fields: [String: String] = [:]
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let next = curl_easy_nextheader(raw, UInt32(HOSTPIN_CURLH_HEADER), -1, previous) {
+            let name = String(cString: next.pointee.name)
+            let value = String(cString: next.pointee.value)
+            // Repeated fields are joined with ", " as RFC 9110 §5.3 allows (and Foundation does).
+            if let existing = fields[name] { fields[name] = existing + ", " + value } else { fields[name] = value }
+            previous = next
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
+        else { return }
+        responded = true
+        job.sink.received(response)
+    }
+
+    private func body(_ data: Data) {
+        job.sink.received(data)
+    }
+
+    /// Reports the transfer's end to the sink.
+    func finish(_ result: CURLcode) {
+        if result == CURLE_OK {
+            job.sink.finished(with: nil)
+        } else {
+            job.sink.finished(with: TransferFailure(curl: result, message: String(cString: curl_easy_strerror(result)),
+                                                    url: job.request.url))
+        }
+    }
+
+    /// Frees the handle and its lists; call once, after removing it from the multi handle.
+    func close() {
+        curl_easy_cleanup(raw)
+        curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
+        headerList = nil
+        resolveList = nil
+    }
+}
