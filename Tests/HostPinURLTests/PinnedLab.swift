@@ -25,6 +25,10 @@ final class CountingResolver: HostResolver {
     func count(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }
 }
 
+/// Every interceptor suite, run one test at a time: `PinnedURLProtocol`'s resolver is process-wide,
+/// and some tests install another one for a moment.
+@Suite(.serialized) enum InterceptorTests {}
+
 /// One pinned setup for the whole test process: `PinnedURLProtocol`'s resolver is process-wide.
 enum PinnedLab {
     static let lab: Lab? = try? Lab.current()

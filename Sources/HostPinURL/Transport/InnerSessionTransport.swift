@@ -39,7 +39,7 @@ final class InnerSessionTransport: Transport {
         let task = session.dataTask(with: addressed)
         router.add(sink, for: task.taskIdentifier)
         task.resume()
-        return InnerTask(task: task, router: router)
+        return InnerTask(task: task, identifier: task.taskIdentifier, router: router)
     }
 
     private struct Finished: TransferHandle {
@@ -48,11 +48,15 @@ final class InnerSessionTransport: Transport {
 
     private struct InnerTask: TransferHandle {
         let task: URLSessionDataTask
+        let identifier: Int
         let router: Router
 
+        /// Called from `stopLoading`, on FoundationNetworking's work queue, where 6.3's
+        /// `URLSessionTask.cancel()` would `sync` onto that same queue and trap: cancel from elsewhere.
         func cancel() {
-            router.remove(task.taskIdentifier)
-            task.cancel()
+            router.remove(identifier)
+            let task = task
+            DispatchQueue.global().async { task.cancel() }
         }
     }
 
