@@ -18,6 +18,11 @@ public struct Lab: Sendable {
     public let hijackLog: String
     /// nginx's HTTP port on every origin address.
     public let httpPort: UInt16
+    /// nginx's HTTPS port on every origin address (certificates from the lab CA; 127.0.0.66 serves one
+    /// for another name).
+    public let httpsPort: UInt16
+    /// The lab CA's certificate (PEM), made at `scripts/lab up`.
+    public let caFile: String
 
     /// Why the lab cannot be used.
     public enum Problem: Error, CustomStringConvertible {
@@ -60,10 +65,11 @@ public struct Lab: Sendable {
             return value
         }
         guard let port = UInt16(try text("LAB_HTTP_PORT")) else { throw Problem.missing("LAB_HTTP_PORT") }
+        guard let httpsPort = UInt16(try text("LAB_HTTPS_PORT")) else { throw Problem.missing("LAB_HTTPS_PORT") }
         return Lab(trustedDNS: try upstream("LAB_TRUSTED_DNS"), trustedDNS2: try upstream("LAB_TRUSTED_DNS_2"),
                    countDNS: try upstream("LAB_COUNT_DNS"), countNSDConf: try text("LAB_COUNT_NSD_CONF"),
                    hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
-                   httpPort: port)
+                   httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"))
     }
 
     /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`).

@@ -40,17 +40,18 @@ enum PinnedLab {
     /// A session whose http requests are pinned through ``resolver``.
     static func session(delegate: (any URLSessionDelegate)? = nil) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
-        return URLSession(configuration: .pinned(resolver: resolver, base: .ephemeral), delegate: delegate,
-                          delegateQueue: nil)
+        return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, base: .ephemeral),
+                          delegate: delegate, delegateQueue: nil)
     }
 
     /// Puts ``resolver`` back after a test installed another one.
     static func reinstall() {
-        if let resolver { PinnedURLProtocol.install(resolver: resolver) }
+        if let resolver { PinnedURLProtocol.install(resolver: resolver, extraCAFile: lab?.caFile) }
     }
 
     static func url(_ host: String, _ path: String, scheme: String = "http") throws -> URL {
-        guard let lab, let url = URL(string: "\(scheme)://\(host):\(lab.httpPort)\(path)") else {
+        let port = scheme == "https" ? lab?.httpsPort : lab?.httpPort
+        guard let port, let url = URL(string: "\(scheme)://\(host):\(port)\(path)") else {
             throw Lab.Problem.notRunning
         }
         return url
