@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -19,8 +19,8 @@ import Synchronization
 /// The response streams back with the ORIGINAL URL; 3xx responses reach the client as they are; no
 /// transport stores cookies.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -34,6 +34,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let resolver: any HostResolver
         let family: AddressFamily
         let tls: CurlTransport.TLS
+        let redirects: RedirectPolicy
     }
 
     private static let settings = Mutex<Settings?>(nil)
@@ -45,10 +46,13 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - family: The address records asked for; `any` by default (A first, then AAAA).
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's;
     ///     `nil` (the default) trusts the system's CAs only. Verification is never turned off.
+    ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
-                               extraCAFile: String? = nil) {
+                               extraCAFile: String? = nil, redirects: RedirectPolicy = .default) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
-        settings.withLock { $0 = Settings(resolver: resolver, family: family, tls: tls) }
+        settings.withLock {
+            $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects)
+        }
     }
 
     /// Whether HostPin pins `request`: an `http` or `https` URL whose host is a name, not an IP literal

@@ -20,10 +20,12 @@ extension URLSessionConfiguration {
     ///   - resolver: The resolver to pin with, usually a `CachingResolver`.
     ///   - family: The address records asked for; `any` by default.
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's.
+    ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
     ///   - base: The configuration to start from; `.default` by default.
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
+                              redirects: RedirectPolicy = .default,
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
-        PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile)
+        PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration
