@@ -6,17 +6,23 @@ import HostPin
 import Synchronization
 
 /// One intercepted request from `startLoading` to its end: resolve the host, send to the first pinned
-/// address (the next one when a connection cannot be made), and pass the response to the protocol's
-/// client in original-URL form. After `stop()` nothing more reaches the client.
+/// address (the next one when a connection cannot be made), follow redirects per the policy (each hop
+/// resolved and pinned on its own), file cookies under each hop's original URL, and pass the final
+/// response to the protocol's client in original-URL form. After `stop()` nothing more reaches the client.
 final class PinnedLoad: TransferSink {
     private struct State {
         var stopped = false
-        var resolution: Task<Void, Never>?
+        var work: Task<Void, Never>?
         var transfer: (any TransferHandle)?
-        /// Addresses still to try after the current one, in resolution order.
+        /// The hop being sent (the application's request, then each redirect's).
+        var hop: PinnedRequest?
+        /// Redirects followed so far.
+        var hops = 0
+        /// Addresses still to try for this hop after the current one, in resolution order.
         var remaining: [IPAddress] = []
-        var request: PinnedRequest?
         var responded = false
+        /// Set when this hop's response is a redirect being followed: its body is dropped.
+        var following: URLRequest?
         /// The body collected for completion-handler tasks (see ``ResponseDelivery``).
         var body = Data()
     }
@@ -36,29 +42,38 @@ final class PinnedLoad: TransferSink {
     }
 
     func start() {
-        let work = Task { await self.resolve() }
-        state.withLock { $0.resolution = work }
+        load(request)
     }
 
     func stop() {
-        let (resolution, transfer) = state.withLock { state in
+        let (work, transfer) = state.withLock { state in
             state.stopped = true
-            return (state.resolution, state.transfer)
+            return (state.work, state.transfer)
         }
-        resolution?.cancel()
+        work?.cancel()
         transfer?.cancel()
     }
 
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
-    private func resolve() async {
-        let url = request.url
+    /// Resolves `hop`'s host and sends it, off the caller's queue.
+    private func load(_ hop: URLRequest) {
+        let work = Task { await self.resolveAndSend(hop) }
+        let stopped = state.withLock { state in
+            state.work = work
+            return state.stopped
+        }
+        if stopped { work.cancel() }
+    }
+
+    private func resolveAndSend(_ hop: URLRequest) async {
+        let url = hop.url
         guard let settings else {
             fail(URLError(.dnsLookupFailed, url: url,
                           description: "HostPin has no resolver: call PinnedURLProtocol.install(resolver:) first"))
             return
         }
-        guard let pinned = PinnedRequest(request) else {
+        guard let pinned = PinnedRequest(hop) else {
             fail(URLError(.badURL, url: url, description: "the URL has no host"))
             return
         }
@@ -70,20 +85,22 @@ final class PinnedLoad: TransferSink {
             return
         }
         state.withLock { state in
-            state.request = pinned
+            state.hop = pinned
             state.remaining = resolution.ipAddresses
+            state.responded = false
+            state.following = nil
         }
         sendToNextAddress()
     }
 
-    /// Starts the transfer to the next untried address; false when none is left.
+    /// Starts this hop's transfer to its next untried address; false when none is left.
     @discardableResult
     private func sendToNextAddress() -> Bool {
-        guard let (request, address) = state.withLock({ state -> (PinnedRequest, IPAddress)? in
-            guard !state.stopped, let request = state.request, !state.remaining.isEmpty else { return nil }
-            return (request, state.remaining.removeFirst())
+        guard let (hop, address) = state.withLock({ state -> (PinnedRequest, IPAddress)? in
+            guard !state.stopped, let hop = state.hop, !state.remaining.isEmpty else { return nil }
+            return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
-        let transfer = Self.transport(for: request, to: address, tls: settings.tls).start(request, to: address, sink: self)
+        let transfer = Self.transport(for: hop, to: address, tls: settings.tls).start(hop, to: address, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -108,19 +125,60 @@ final class PinnedLoad: TransferSink {
         client.failed(with: error)
     }
 
+    /// The request to follow after `response`, per the redirect policy; `nil` to deliver `response`.
+    private func redirect(after response: HTTPURLResponse, to hop: PinnedRequest) -> URLRequest? {
+        guard let settings, var next = Redirect.next(after: response, to: hop.original) else { return nil }
+        if hop.original.httpShouldHandleCookies, let storage = settings.cookieStorage, let url = next.url,
+           let cookies = storage.cookies(for: url), !cookies.isEmpty {
+            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
+        }
+        switch settings.redirects {
+        case .doNotFollow: return nil
+        case .follow: return next
+        case .decide(let decide): return decide(response, next)
+        }
+    }
+
+    /// Files the response's `Set-Cookie` fields under the hop's ORIGINAL URL, never a pinned address.
+    private func storeCookies(from response: HTTPURLResponse, for hop: PinnedRequest) {
+        guard hop.original.httpShouldHandleCookies, let storage = settings?.cookieStorage,
+              storage.cookieAcceptPolicy != .never else { return }
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        let cookies = HTTPCookie.cookies(withResponseHeaderFields: fields, for: hop.url)
+        if !cookies.isEmpty { storage.setCookies(cookies, for: hop.url, mainDocumentURL: hop.original.mainDocumentURL) }
+    }
+
     // MARK: TransferSink
 
     func received(_ response: HTTPURLResponse) {
-        guard let request = state.withLock({ state -> PinnedRequest? in
-            guard !state.stopped else { return nil }
+        guard let (hop, hops) = state.withLock({ state -> (PinnedRequest, Int)? in
+            guard !state.stopped, let hop = state.hop else { return nil }
             state.responded = true
-            return state.request
+            return (hop, state.hops)
         }) else { return }
-        client.received(request.presenting(response))
+        let presented = hop.presenting(response)
+        storeCookies(from: presented, for: hop)
+        if let next = redirect(after: presented, to: hop) {
+            if case .follow(let maxHops) = settings?.redirects, hops >= maxHops {
+                state.withLock { $0.transfer }?.cancel()
+                fail(URLError(.httpTooManyRedirects, url: hop.url, description: "more than \(maxHops) redirects"))
+                state.withLock { $0.stopped = true }
+                return
+            }
+            state.withLock { state in
+                state.following = next
+                state.hops += 1
+            }
+            return
+        }
+        client.received(presented)
     }
 
     func received(_ data: Data) {
-        guard !isStopped else { return }
+        guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
         switch delivery {
         case .stream: client.loaded(data)
         case .buffer: state.withLock { $0.body.append(data) }
@@ -128,11 +186,16 @@ final class PinnedLoad: TransferSink {
     }
 
     func finished(with failure: TransferFailure?) {
+        if let next = state.withLock({ $0.stopped ? nil : $0.following }) {
+            load(next)  // the redirect's own body or error does not matter
+            return
+        }
         if let failure {
             // A connection that could not be made is worth another address; anything later is final.
             if case .connect = failure, !state.withLock({ $0.responded }), sendToNextAddress() { return }
             let error = failure.urlError
-            fail(URLError(error.code, url: request.url, description: error.localizedDescription))
+            let url = state.withLock { $0.hop?.url } ?? request.url
+            fail(URLError(error.code, url: url, description: error.localizedDescription))
             return
         }
         guard !isStopped else { return }

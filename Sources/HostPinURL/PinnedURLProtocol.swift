@@ -9,18 +9,19 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
 /// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_RESOLVE`, so the URL keeps the name and TLS SNI
 ///   and certificate verification use it (verification is never turned off).
 ///
-/// The response streams back with the ORIGINAL URL; 3xx responses reach the client as they are; no
-/// transport stores cookies.
+/// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own); `Set-Cookie`
+/// is filed under each hop's original host in the configured cookie storage (no transport stores
+/// cookies, so none is ever filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
 /// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:)``.
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -35,6 +36,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let family: AddressFamily
         let tls: CurlTransport.TLS
         let redirects: RedirectPolicy
+        let cookieStorage: HTTPCookieStorage?
     }
 
     private static let settings = Mutex<Settings?>(nil)
@@ -47,11 +49,16 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's;
     ///     `nil` (the default) trusts the system's CAs only. Verification is never turned off.
     ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
+    ///   - cookieStorage: Where `Set-Cookie` from every hop is filed, under the hop's original URL, and
+    ///     where a followed redirect's cookies come from; `.shared` by default, `nil` for none.
+    ///     (URLSession adds the first request's `Cookie` header itself, from its own configuration.)
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
-                               extraCAFile: String? = nil, redirects: RedirectPolicy = .default) {
+                               extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
+                               cookieStorage: HTTPCookieStorage? = .shared) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
-            $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects)
+            $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
+                          cookieStorage: cookieStorage)
         }
     }
 

@@ -8,8 +8,8 @@ extension URLSessionConfiguration {
     /// A configuration whose HTTP and HTTPS requests go to the addresses `resolver` pins.
     ///
     /// Installs `resolver` process-wide for ``PinnedURLProtocol`` (Foundation creates protocol instances
-    /// itself) and puts ``PinnedURLProtocol`` first in `protocolClasses`. Everything else about `base`
-    /// is kept.
+    /// itself), with `base`'s cookie storage as the one redirect hops use, and puts ``PinnedURLProtocol``
+    /// first in `protocolClasses`. Everything else about `base` is kept.
     ///
     /// ```swift
     /// let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [Upstream("9.9.9.9")!]))
@@ -25,7 +25,8 @@ extension URLSessionConfiguration {
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               redirects: RedirectPolicy = .default,
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
-        PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects)
+        PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects,
+                                  cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

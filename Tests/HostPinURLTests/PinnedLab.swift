@@ -37,10 +37,12 @@ enum PinnedLab {
         (try? TrustedResolver(upstreams: [lab.trustedDNS])).map { CountingResolver(CachingResolver(upstream: $0)) }
     }
 
-    /// A session whose http requests are pinned through ``resolver``.
-    static func session(delegate: (any URLSessionDelegate)? = nil) throws -> URLSession {
+    /// A session whose http(s) requests are pinned through ``resolver``, trusting the lab CA.
+    static func session(delegate: (any URLSessionDelegate)? = nil, redirects: RedirectPolicy = .default,
+                        base: URLSessionConfiguration = .ephemeral) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
-        return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, base: .ephemeral),
+        return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, redirects: redirects,
+                                                 base: base),
                           delegate: delegate, delegateQueue: nil)
     }
 

@@ -122,15 +122,5 @@ extension InterceptorTests {
             }
             #expect(error?.code == .dnsLookupFailed)
         }
-
-        @Test func redirectReachesTheClientAsItIs() async throws {
-            let session = try PinnedLab.session()
-            let url = try PinnedLab.url("www.example.test", "/redirect/302?to=/whoami")
-            let (_, response) = try await session.data(from: url)
-            let http = try #require(response as? HTTPURLResponse)
-            #expect(http.statusCode == 302)
-            #expect(http.value(forHTTPHeaderField: "Location") == "/whoami")
-            #expect(http.url == url)
-        }
     }
 }

@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The request URLSession would send after a 3xx, built without touching the network.
+enum Redirect {
+    /// The statuses URLSession follows (RFC 9110 §15.4).
+    static let statuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The next request after `response` to `request`, or `nil` when `response` is no redirect URLSession
+    /// follows (another status, or no usable `Location`).
+    ///
+    /// - `Location` is resolved against the current URL (RFC 9110 §10.2.2), so relative ones stay on
+    ///   the current host;
+    /// - 301 and 302 turn POST into GET and 303 turns anything but HEAD into GET, dropping the body and
+    ///   its headers (RFC 9110 §15.4.2-4, as browsers and URLSession do); 307 and 308 keep method and body;
+    /// - when the host changes, `Host`, `Cookie` and `Authorization` are dropped: credentials and the
+    ///   original authority never cross to another host. Cookies for the new URL are added by the caller.
+    static func next(after response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+        guard statuses.contains(response.statusCode), let current = request.url,
+              let location = response.value(forHTTPHeaderField: "Location"),
+              let target = URL(string: location, relativeTo: current)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else { return nil }
+        var next = request
+        next.url = target
+        let method = request.httpMethod?.uppercased() ?? "GET"
+        let becomesGET = switch response.statusCode {
+        case 301, 302: method == "POST"
+        case 303: method != "HEAD" && method != "GET"
+        default: false
+        }
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for header in ["Content-Type", "Content-Length", "Transfer-Encoding"] {
+                next.setValue(nil, forHTTPHeaderField: header)
+            }
+        }
+        if target.host?.lowercased() != current.host?.lowercased() || target.port != current.port
+            || target.scheme?.lowercased() != current.scheme?.lowercased() {
+            for header in ["Host", "Cookie", "Authorization"] { next.setValue(nil, forHTTPHeaderField: header) }
+        } else {
+            next.setValue(nil, forHTTPHeaderField: "Cookie")  // re-added from the cookie storage for the new URL
+        }
+        return next
+    }
+}
