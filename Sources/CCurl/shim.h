@@ -32,6 +32,7 @@ static inline CURLcode hostpin_curl_getinfo_pointer(CURL *easy, CURLINFO info, v
 /* Written by a write callback to pause the transfer (flow control). */
 static const size_t HOSTPIN_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
 static const int HOSTPIN_CURLPAUSE_CONT = CURLPAUSE_CONT;
+static const size_t HOSTPIN_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
 static const int HOSTPIN_CURLH_HEADER = CURLH_HEADER;
 static const CURLversion HOSTPIN_CURLVERSION_NOW = CURLVERSION_NOW;
 #endif

@@ -22,27 +22,29 @@ final class PinnedLoad: TransferSink {
         var remaining: [IPAddress] = []
         var responded = false
         /// Set when this hop's response is a redirect being followed: its body is dropped.
-        var following: URLRequest?
+        var following: (URLRequest, RequestBody)?
         /// The body collected for completion-handler tasks (see ``ResponseDelivery``).
         var body = Data()
     }
 
     private let client: ClientReference
     private let request: URLRequest
+    private let body: RequestBody
     private let delivery: ResponseDelivery
     private let settings: PinnedURLProtocol.Settings?
     private let state = Mutex(State())
 
-    init(client: ClientReference, request: URLRequest, delivery: ResponseDelivery,
+    init(client: ClientReference, request: URLRequest, body: RequestBody, delivery: ResponseDelivery,
          settings: PinnedURLProtocol.Settings?) {
         self.client = client
         self.request = request
+        self.body = body
         self.delivery = delivery
         self.settings = settings
     }
 
     func start() {
-        load(request)
+        load(request, body: body)
     }
 
     func stop() {
@@ -57,8 +59,8 @@ final class PinnedLoad: TransferSink {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     /// Resolves `hop`'s host and sends it, off the caller's queue.
-    private func load(_ hop: URLRequest) {
-        let work = Task { await self.resolveAndSend(hop) }
+    private func load(_ hop: URLRequest, body: RequestBody) {
+        let work = Task { await self.resolveAndSend(hop, body: body) }
         let stopped = state.withLock { state in
             state.work = work
             return state.stopped
@@ -66,14 +68,14 @@ final class PinnedLoad: TransferSink {
         if stopped { work.cancel() }
     }
 
-    private func resolveAndSend(_ hop: URLRequest) async {
+    private func resolveAndSend(_ hop: URLRequest, body: RequestBody) async {
         let url = hop.url
         guard let settings else {
             fail(URLError(.dnsLookupFailed, url: url,
                           description: "HostPin has no resolver: call PinnedURLProtocol.install(resolver:) first"))
             return
         }
-        guard let pinned = PinnedRequest(hop) else {
+        guard let pinned = PinnedRequest(hop, body: body) else {
             fail(URLError(.badURL, url: url, description: "the URL has no host"))
             return
         }
@@ -168,8 +170,18 @@ final class PinnedLoad: TransferSink {
                 state.withLock { $0.stopped = true }
                 return
             }
+            // URLSession's rules changed the method to GET: the body stays behind. Otherwise it goes again,
+            // which a stream (read once) cannot.
+            let body = next.httpMethod == hop.original.httpMethod ? hop.body : .none
+            guard body.isReplayable else {
+                state.withLock { $0.transfer }?.cancel()
+                fail(URLError(.requestBodyStreamExhausted, url: hop.url,
+                              description: "a \(response.statusCode) redirect repeats the body, and a stream body cannot be read twice"))
+                state.withLock { $0.stopped = true }
+                return
+            }
             state.withLock { state in
-                state.following = next
+                state.following = (next, body)
                 state.hops += 1
             }
             return
@@ -186,8 +198,8 @@ final class PinnedLoad: TransferSink {
     }
 
     func finished(with failure: TransferFailure?) {
-        if let next = state.withLock({ $0.stopped ? nil : $0.following }) {
-            load(next)  // the redirect's own body or error does not matter
+        if let (next, body) = state.withLock({ $0.stopped ? nil : $0.following }) {
+            load(next, body: body)  // the redirect's own body or error does not matter
             return
         }
         if let failure {

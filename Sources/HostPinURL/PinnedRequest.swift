@@ -20,14 +20,17 @@ struct PinnedRequest: Sendable {
     let host: String
     /// The port the URL names or its scheme's default.
     let port: Int
+    /// The body to send, wherever Foundation kept it.
+    let body: RequestBody
 
     /// - Returns: `nil` when `original` has no URL with a host.
-    init?(_ original: URLRequest) {
+    init?(_ original: URLRequest, body: RequestBody = .none) {
         guard let url = original.url, let host = url.host, !host.isEmpty else { return nil }
         self.original = original
         self.url = url
         self.host = host
         self.port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        self.body = body
     }
 
     /// The request for the inner URLSession: same method, headers, body and timeout; `address` as the
@@ -42,6 +45,16 @@ struct PinnedRequest: Sendable {
         // The application's session owns caching and cookies; the inner request must not add its own.
         pinned.cachePolicy = .reloadIgnoringLocalCacheData
         pinned.httpShouldHandleCookies = false
+        switch body {
+        case .none:
+            break
+        case .data(let data):
+            pinned.httpBody = data
+        case .file, .stream:
+            // FoundationNetworking sends a stream body chunked; a Content-Length beside it would conflict.
+            pinned.httpBody = nil
+            pinned.httpBodyStream = body.inputStream()
+        }
         return pinned
     }
 

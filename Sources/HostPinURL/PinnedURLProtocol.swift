@@ -82,8 +82,14 @@ public final class PinnedURLProtocol: URLProtocol {
     public override func startLoading() {
         // We are on FoundationNetworking's shared work queue: read what needs it, then hop off before
         // touching any URLSession (resume() syncs onto this queue and would trap).
-        let load = PinnedLoad(client: ClientReference(self), request: request, delivery: ResponseDelivery(for: task),
-                              settings: Self.settings.withLock { $0 })
+        let body = RequestBody(request: request, task: task)
+        if task is URLSessionUploadTask, case .none = body {
+            client?.urlProtocol(self, didFailWithError: URLError(.requestBodyStreamExhausted, url: request.url,
+                                                                 description: RequestBody.missingUploadBody))
+            return
+        }
+        let load = PinnedLoad(client: ClientReference(self), request: request, body: body,
+                              delivery: ResponseDelivery(for: task), settings: Self.settings.withLock { $0 })
         self.load = load
         load.start()
     }

@@ -22,9 +22,9 @@ enum ResponseDelivery: Sendable, Equatable {
     /// the session mutates its task registry.
     init(for task: URLSessionTask?) {
         guard let task,
-              let session = Self.child("session", of: task),
-              let registry = Self.child("taskRegistry", of: session),
-              let behaviours = Self.child("behaviours", of: registry) as? [Int: Any],
+              let session = Reflection.child("session", of: task),
+              let registry = Reflection.child("taskRegistry", of: session),
+              let behaviours = Reflection.child("behaviours", of: registry) as? [Int: Any],
               let behaviour = behaviours[task.taskIdentifier]
         else {
             self = .buffer
@@ -32,19 +32,5 @@ enum ResponseDelivery: Sendable, Equatable {
         }
         // `callDelegate` is the only behaviour in which didLoad reaches the delegate chunk by chunk.
         self = String(describing: behaviour) == "callDelegate" ? .stream : .buffer
-    }
-
-    private static func child(_ label: String, of subject: Any) -> Any? {
-        var mirror: Mirror? = Mirror(reflecting: subject)
-        while let current = mirror {
-            if let match = current.children.first(where: { $0.label == label }) {
-                // Unwrap the implicitly unwrapped optionals Foundation stores (`session: URLSessionProtocol!`).
-                let inner = Mirror(reflecting: match.value)
-                if inner.displayStyle == .optional { return inner.children.first?.value }
-                return match.value
-            }
-            mirror = current.superclassMirror
-        }
-        return nil
     }
 }

@@ -12,6 +12,8 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var resolveList: UnsafeMutablePointer<curl_slist>?
     private var responded = false
+    /// The request body being streamed to curl (`CURLOPT_READFUNCTION`), for file and stream bodies.
+    private var upload: InputStream?
 
     private init(handle: UnsafeMutableRawPointer, job: CurlJob) {
         self.handle = handle
@@ -75,11 +77,36 @@ final class CurlEasy {
         set(hostpin_curl_setopt_long(raw, CURLOPT_LOW_SPEED_TIME, Int(timeout.rounded(.up))))
 
         let method = request.httpMethod?.uppercased() ?? "GET"
-        if method == "HEAD" {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        switch (method, job.body) {
+        case ("HEAD", _):
             set(hostpin_curl_setopt_long(raw, CURLOPT_NOBODY, 1))
-        } else if let body = request.httpBody ?? (method == "GET" ? nil : Data()) {
+        case ("GET", .none):
+            break
+        case (_, .none):
+            set(hostpin_curl_setopt_offset(raw, CURLOPT_POSTFIELDSIZE_LARGE, 0))
+            set(hostpin_curl_setopt_string(raw, CURLOPT_COPYPOSTFIELDS, ""))
+        case (_, .data(let body)):
             set(hostpin_curl_setopt_offset(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-            set(body.withUnsafeBytes { hostpin_curl_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)) })
+            set(body.withUnsafeBytes { bytes in
+                hostpin_curl_setopt_pointer(raw, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+            })
+        case (_, .file), (_, .stream):
+            guard let stream = job.body.inputStream() else {
+                return .transfer(URLError(.requestBodyStreamExhausted, url: url,
+                                          description: "the request body stream was already read"))
+            }
+            stream.open()
+            upload = stream
+            set(hostpin_curl_setopt_long(raw, CURLOPT_POST, 1))
+            // Unknown length (-1): curl sends the body chunked (RFC 9112 §7.1).
+            set(hostpin_curl_setopt_offset(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.body.length ?? -1)))
+            set(hostpin_curl_setopt_pointer(raw, CURLOPT_READDATA, context))
+            set(hostpin_curl_setopt_write(raw, CURLOPT_READFUNCTION) { buffer, size, count, context in
+                guard let context, let buffer else { return 0 }
+                let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+                return easy.readBody(into: buffer, capacity: size * count)
+            })
         }
         if method != "GET" && method != "POST" && method != "HEAD" {
             set(hostpin_curl_setopt_string(raw, CURLOPT_CUSTOMREQUEST, method))
@@ -90,7 +117,6 @@ final class CurlEasy {
         }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList))
 
-        let context = Unmanaged.passUnretained(self).toOpaque()
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
         set(hostpin_curl_setopt_write(raw, CURLOPT_HEADERFUNCTION) { bytes, size, count, context in
             guard let context else { return 0 }
@@ -136,6 +162,13 @@ final class CurlEasy {
         job.sink.received(data)
     }
 
+    /// Fills curl's upload buffer from the body stream: bytes read, 0 at the end, abort on a read error.
+    private func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard let upload else { return 0 }
+        let count = buffer.withMemoryRebound(to: UInt8.self, capacity: capacity) { upload.read($0, maxLength: capacity) }
+        return count >= 0 ? count : Int(HOSTPIN_CURL_READFUNC_ABORT)
+    }
+
     /// Reports the transfer's end to the sink.
     func finish(_ result: CURLcode) {
         if result == CURLE_OK {
@@ -148,6 +181,8 @@ final class CurlEasy {
 
     /// Frees the handle and its lists; call once, after removing it from the multi handle.
     func close() {
+        upload?.close()
+        upload = nil
         curl_easy_cleanup(raw)
         curl_slist_free_all(headerList)
         curl_slist_free_all(resolveList)

@@ -41,7 +41,8 @@ final class CurlTransport: Transport {
     }
 
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
-        let job = CurlJob(request: request.original, resolve: request.resolveEntry(for: address), tls: tls, sink: sink)
+        let job = CurlJob(request: request.original, body: request.body, resolve: request.resolveEntry(for: address),
+                          tls: tls, sink: sink)
         let id = multi.submit(job)
         return Handle(id: id, multi: multi)
     }
@@ -57,6 +58,7 @@ final class CurlTransport: Transport {
 /// Everything one curl transfer needs, handed from the caller to the multi thread.
 struct CurlJob: Sendable {
     let request: URLRequest
+    let body: RequestBody
     /// The `CURLOPT_RESOLVE` entry `host:port:address`.
     let resolve: String
     let tls: CurlTransport.TLS
