@@ -35,6 +35,9 @@ static const int HOSTPIN_ARES_SOCKET_BAD = ARES_SOCKET_BAD;
  * appends search domains, uses EDNS with a 1232-byte payload, and - where the library
  * has one (c-ares >= 1.31) - keeps c-ares's own query cache off, so HostPin's cache is
  * the only one. `use_tcp` sends every query over TCP (ARES_FLAG_USEVC).
+ * ARES_FLAG_NOCHECKRESP: a SERVFAIL or REFUSED answer ends the query with ARES_ESERVFAIL /
+ * ARES_EREFUSED at once, instead of c-ares retrying it and then reporting ARES_ECONNREFUSED for
+ * both (1.18): HostPin moves to the next upstream itself and names the failure exactly.
  */
 static inline int hostpin_ares_init_channel(ares_channel *channel,
                                             int timeout_ms, int tries, int use_tcp,
@@ -43,7 +46,7 @@ static inline int hostpin_ares_init_channel(ares_channel *channel,
     int optmask = 0;
     static char lookups[] = "b";
     memset(&options, 0, sizeof(options));
-    options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS | (use_tcp ? ARES_FLAG_USEVC : 0);
+    options.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS | ARES_FLAG_NOCHECKRESP | (use_tcp ? ARES_FLAG_USEVC : 0);
     options.timeout = timeout_ms;
     options.tries = tries;
     options.ndomains = 0;

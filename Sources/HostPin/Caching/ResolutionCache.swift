@@ -69,7 +69,7 @@ public final class ResolutionCache: Sendable {
     /// Keeps `resolution` for its clamped TTL; does nothing when that lifetime is 0.
     public func store(_ resolution: Resolution, family: AddressFamily) {
         let lifetime = limits.lifetime(for: resolution.ttl)
-        guard lifetime > 0 else { return }
+        guard lifetime > 0, resolution.source != .untrusted else { return }  // never cache untrusted answers
         let entry = Entry(resolution: resolution,
                           expiresAt: clock.nanoseconds() + UInt64(lifetime) * 1_000_000_000)
         entries.withLock { $0[Key(name: resolution.name, family: family)] = entry }

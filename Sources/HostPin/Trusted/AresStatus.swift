@@ -27,7 +27,9 @@ struct AresStatus: Sendable, Hashable, CustomStringConvertible {
         case HOSTPIN_ARES_ENOTFOUND: .nxdomain
         case HOSTPIN_ARES_ENODATA: .nodata
         case HOSTPIN_ARES_ESERVFAIL: .upstreamFailure(.servfail)
-        // REFUSED is ARES_ECONNREFUSED on 1.18 and ARES_EREFUSED on 1.34 (NOTES-cares.md).
+        // With ARES_FLAG_NOCHECKRESP (shim.h) an RCODE 5 answer is ARES_EREFUSED on 1.18 and 1.34; without it
+        // 1.18 reports SERVFAIL and REFUSED both as ARES_ECONNREFUSED, which now means only that the
+        // upstream's port refused the datagram or connection (ICMP port unreachable, TCP RST).
         case HOSTPIN_ARES_EREFUSED, HOSTPIN_ARES_ECONNREFUSED: .upstreamFailure(.refused)
         case HOSTPIN_ARES_ETIMEOUT: .upstreamFailure(.timeout)
         case HOSTPIN_ARES_EFORMERR, HOSTPIN_ARES_EBADRESP, HOSTPIN_ARES_EOF: .upstreamFailure(.badResponse)

@@ -13,6 +13,16 @@ extension TrustedResolver {
         /// Send every query over TCP (for networks that tamper with UDP port 53). Default: false;
         /// truncated UDP answers are retried over TCP either way (RFC 7766 §5).
         public var useTCP: Bool = false
+        /// How long an upstream that failed once is asked only after the healthy ones; it doubles with
+        /// each consecutive failure, up to ``maximumHoldDown`` (see ``UpstreamHealth``). Default: 1 second.
+        public var firstHoldDown: Duration = .seconds(1)
+        /// The longest hold-down of a failing upstream. Default: 30 seconds.
+        public var maximumHoldDown: Duration = .seconds(30)
+        /// An untrusted server asked only after every trusted upstream has failed, within the same
+        /// ``budget``; its answers carry source ``Resolution/Source/untrusted`` and are never cached.
+        /// Default: `nil`, never: HostPin does not fall back to a resolver the caller did not trust unless
+        /// told to.
+        public var untrustedFallback: Upstream?
 
         /// A configuration for `upstreams` with every other setting at its default.
         public init(upstreams: [Upstream]) {

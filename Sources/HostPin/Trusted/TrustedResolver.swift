@@ -3,19 +3,28 @@ import Foundation
 /// Resolves names through trusted upstream DNS servers only, with c-ares.
 ///
 /// Each upstream gets its own c-ares channel and owner thread, so HostPin knows which upstream answered
-/// and decides failover itself (c-ares 1.18 does not remember failing servers). Servers are never taken
-/// from the system configuration, and `/etc/hosts` is never consulted (c-ares lookups `"b"`).
-/// IP literals and `localhost` are answered without a query. No caching: put a ``CachingResolver`` in front.
+/// and decides failover itself (c-ares 1.18 does not remember failing servers): ``health`` holds a failing
+/// upstream down and probes it until it answers again. Servers are never taken from the system
+/// configuration, and `/etc/hosts` is never consulted (c-ares lookups `"b"`). IP literals and `localhost`
+/// are answered without a query. No caching: put a ``CachingResolver`` in front.
 public final class TrustedResolver: HostResolver {
     /// The configuration the resolver was created with.
     public let configuration: Configuration
+    /// What the resolver currently thinks of each trusted upstream: healthy, or held down after failures.
+    public let health: UpstreamHealth
     private let channels: [AresChannel]
+    private let fallback: AresChannel?
 
-    /// Creates one channel per upstream.
+    /// Creates one channel per upstream, and one for ``Configuration/untrustedFallback`` when set.
     ///
+    /// - Parameters:
+    ///   - configuration: Upstreams and settings.
+    ///   - clock: The monotonic clock upstream hold-downs are measured on (tests pass one they move).
     /// - Throws: ``ResolutionError/noUpstreams`` for an empty list, ``ResolutionError/setupFailed(_:)``
     ///   when c-ares cannot create a channel.
-    public init(configuration: Configuration) throws(ResolutionError) {
+    public init(configuration: Configuration, clock: any MonotonicClock = SystemMonotonicClock())
+        throws(ResolutionError)
+    {
         guard !configuration.upstreams.isEmpty else { throw .noUpstreams }
         self.configuration = configuration
         var channels: [AresChannel] = []
@@ -24,29 +33,39 @@ public final class TrustedResolver: HostResolver {
                                             tries: configuration.tries, useTCP: configuration.useTCP))
         }
         self.channels = channels
+        fallback = try configuration.untrustedFallback.map { server throws(ResolutionError) in
+            try AresChannel(server: server, timeout: configuration.timeout, tries: configuration.tries,
+                            useTCP: configuration.useTCP)
+        }
+        health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
+                                maximumHoldDown: configuration.maximumHoldDown, clock: clock)
     }
 
     /// Creates a resolver for `upstreams` with default settings.
     ///
-    /// - Throws: as ``init(configuration:)``.
+    /// - Throws: as ``init(configuration:clock:)``.
     public convenience init(upstreams: [Upstream]) throws(ResolutionError) {
         try self.init(configuration: Configuration(upstreams: upstreams))
     }
 
     /// Resolves `name` through the trusted upstreams only, asking for A and/or AAAA.
     ///
-    /// Upstreams are tried in configuration order; one that times out or answers SERVFAIL or REFUSED is
-    /// skipped. NXDOMAIN and NODATA are answers, not failures: they end the resolution. `ttl` is the
-    /// smallest TTL on the answer, CNAME records included, in seconds.
+    /// Healthy upstreams are asked in configuration order, then those ``health`` holds down; one that
+    /// times out or answers SERVFAIL or REFUSED is skipped and held down. NXDOMAIN and NODATA are
+    /// answers, not failures: they end the resolution. When every trusted upstream has failed and
+    /// ``Configuration/untrustedFallback`` is set, that server is asked last. `ttl` is the smallest TTL on
+    /// the answer, CNAME records included, in seconds. The whole resolution takes at most
+    /// ``Configuration/budget``.
     ///
     /// - Parameters:
     ///   - name: A normalised name (``HostName/parse(_:)``).
     ///   - family: A (`v4`), AAAA (`v6`) or both (`any`).
     /// - Returns: A ``Resolution`` with source ``Resolution/Source/upstream`` (``Resolution/Source/literal``
-    ///   for IP literals and `localhost`).
+    ///   for IP literals and `localhost`, ``Resolution/Source/untrusted`` from the fallback).
     /// - Throws: ``ResolutionError/nxdomain(_:)`` on NXDOMAIN, ``ResolutionError/nodata(_:_:)`` on NODATA
-    ///   (RFC 2308 §2.1, §2.2), ``ResolutionError/upstreamsFailed(_:)`` listing each upstream's failure,
-    ///   ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out, and
+    ///   (RFC 2308 §2.1, §2.2), ``ResolutionError/upstreamsFailed(_:)`` listing each upstream's failure
+    ///   in the order asked, ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
+    ///   (listing the failures so far, the upstream still being asked as a timeout), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         if let literal = Resolution.literal(for: name, family: family) {
@@ -55,11 +74,15 @@ public final class TrustedResolver: HostResolver {
         }
         let attempts = Attempts()
         let budget = configuration.budget
+        let health = health
         let outcome = await withTaskGroup(of: Result<Resolution, ResolutionError>?.self) { group in
             group.addTask { await self.tryUpstreams(name, family: family, recording: attempts) }
             group.addTask {
                 try? await Task.sleep(for: budget)
-                return Task.isCancelled ? nil : .failure(.timeout(budget: budget, attempts.failures))
+                guard !Task.isCancelled else { return nil }
+                let (failures, timedOut) = attempts.atDeadline()
+                if let timedOut { health.recordFailure(timedOut) }
+                return .failure(.timeout(budget: budget, failures))
             }
             defer { group.cancelAll() }
             while let next = await group.next() {
@@ -74,26 +97,73 @@ public final class TrustedResolver: HostResolver {
     private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts) async
         -> Result<Resolution, ResolutionError>
     {
-        for channel in channels {
-            guard let upstream = channel.server else { continue }
-            switch await channel.getaddrinfo(name.text, family: family) {
-            case .answer(let reply):
-                guard !reply.addresses.isEmpty else { return .failure(.nodata(name, family)) }
-                return .success(Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames,
-                                           upstream: upstream, source: .upstream, receivedAt: Date()))
+        let plan = health.plan()
+        for index in plan.probes { probe(index, name: name, family: family) }
+        for index in plan.order {
+            let upstream = configuration.upstreams[index]
+            attempts.begin(upstream, index: index)
+            switch await Self.ask(channels[index], upstream, name, family, source: .upstream) {
+            case .answered(let result):
+                health.recordSuccess(index)
+                return result
+            case .failed(let failure):
+                health.recordFailure(index)
+                attempts.record(failure)
             case .cancelled:
                 return .failure(.cancelled)
-            case .status(let status):
-                switch status.meaning {
-                case .success: return .failure(.nodata(name, family))
-                case .nxdomain: return .failure(.nxdomain(name))
-                case .nodata: return .failure(.nodata(name, family))
-                case .cancelled: return .failure(.cancelled)
-                case .upstreamFailure(let reason):
-                    attempts.record(UpstreamFailure(upstream: upstream, reason: reason))
-                }
+            }
+        }
+        if let fallback, let server = configuration.untrustedFallback {
+            attempts.begin(server, index: nil)
+            switch await Self.ask(fallback, server, name, family, source: .untrusted) {
+            case .answered(let result): return result
+            case .failed(let failure): attempts.record(failure)
+            case .cancelled: return .failure(.cancelled)
             }
         }
         return .failure(.upstreamsFailed(attempts.failures))
+    }
+
+    /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
+    /// resolution's path (nobody waits for it), and records the verdict in ``health``.
+    private func probe(_ index: Int, name: HostName, family: AddressFamily) {
+        let channel = channels[index]
+        let upstream = configuration.upstreams[index]
+        let health = health
+        Task {
+            switch await Self.ask(channel, upstream, name, family, source: .upstream) {
+            case .answered: health.recordSuccess(index)
+            case .failed: health.recordFailure(index)
+            case .cancelled: health.recordAbandoned(index)
+            }
+        }
+    }
+
+    /// How one query at one upstream ended.
+    private enum Outcome {
+        /// The upstream answered: addresses, NXDOMAIN or NODATA. The resolution ends here.
+        case answered(Result<Resolution, ResolutionError>)
+        /// The upstream failed; the next one may do better.
+        case failed(UpstreamFailure)
+        case cancelled
+    }
+
+    private static func ask(_ channel: AresChannel, _ upstream: Upstream, _ name: HostName,
+                            _ family: AddressFamily, source: Resolution.Source) async -> Outcome {
+        switch await channel.getaddrinfo(name.text, family: family) {
+        case .answer(let reply):
+            guard !reply.addresses.isEmpty else { return .answered(.failure(.nodata(name, family))) }
+            return .answered(.success(Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames,
+                                                 upstream: upstream, source: source, receivedAt: Date())))
+        case .cancelled:
+            return .cancelled
+        case .status(let status):
+            switch status.meaning {
+            case .success, .nodata: return .answered(.failure(.nodata(name, family)))
+            case .nxdomain: return .answered(.failure(.nxdomain(name)))
+            case .cancelled: return .cancelled
+            case .upstreamFailure(let reason): return .failed(UpstreamFailure(upstream: upstream, reason: reason))
+            }
+        }
     }
 }
