@@ -1,0 +1,170 @@
+import Foundation
+import HostPin
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An NSD instance owned by one test: it serves `zones/example.test.zone` on a free 127.0.0.1 port, and the
+/// test may stop it and start it again on the same port (``stop()``, ``start()``) without touching the
+/// lab's shared servers. Queries are counted with `nsd-control stats_noreset` over a unix socket
+/// (``queries()``). Processes are stopped by PID.
+public final class AuthoritativeServer: Sendable {
+    /// Why the server could not be started or asked.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Where clients send queries (UDP and TCP).
+    public let address: Upstream
+    /// The server's configuration file, for `nsd-control -c`.
+    public let configurationFile: String
+    private let directory: String
+    // The running `nsd -d` process, if any; replaced by `start()`, cleared by `stop()`.
+    private let process = Mutex<Process?>(nil)
+
+    /// Writes the configuration and starts NSD; returns once it answers `www.example.test`.
+    ///
+    /// - Throws: ``Failure`` when no port is free or NSD does not answer within 10 seconds.
+    public init() async throws {
+        // A short path: the control socket's must fit in sockaddr_un (108 bytes).
+        var template = Array("/tmp/hostpin-nsd-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
+        directory = String(cString: made)
+        address = Upstream(address: .loopbackV4, port: try Self.freePort())
+        configurationFile = directory + "/nsd.conf"
+        let zones = Lab.repositoryRoot.appendingPathComponent("zones").path
+        let configuration = """
+            server:
+                ip-address: 127.0.0.1@\(address.port)
+                do-ip4: yes
+                do-ip6: no
+                reuseport: no
+                server-count: 1
+                verbosity: 0
+                username: ""
+                chroot: ""
+                database: ""
+                zonesdir: "\(zones)"
+                pidfile: "\(directory)/nsd.pid"
+                logfile: "\(directory)/nsd.log"
+                zonelistfile: "\(directory)/zone.list"
+                xfrdfile: "\(directory)/xfrd.state"
+                xfrdir: "\(directory)"
+                hide-version: yes
+                rrl-ratelimit: 0
+                rrl-whitelist-ratelimit: 0
+            remote-control:
+                control-enable: yes
+                control-interface: "\(directory)/nsd.sock"
+            zone:
+                name: "example.test"
+                zonefile: "example.test.zone"
+
+            """
+        try configuration.write(toFile: configurationFile, atomically: true, encoding: .utf8)
+        try await start()
+    }
+
+    deinit {
+        _ = signalStop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Starts NSD (again) on ``address``; returns once it answers `www.example.test` and `nsd-control`
+    /// reaches it. Retries while the previous instance's sockets are being released.
+    ///
+    /// - Throws: ``Failure`` after 10 seconds without an answer.
+    public func start() async throws {
+        await stop()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let nsd = Process()
+            nsd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            nsd.arguments = ["python3", "-c", Self.withSignalsUnblocked, "/usr/sbin/nsd", "-d", "-c", configurationFile]
+            nsd.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            nsd.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            nsd.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+            try nsd.run()
+            process.withLock { $0 = nsd }
+            while Date() < deadline && isRunning {
+                if await answers(), (try? await queries()) != nil { return }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            await stop()  // exited (port not yet released) or never answered: try once more
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Failure(description: "NSD on \(address) did not answer within 10 s (log: \(directory)/nsd.log)")
+    }
+
+    /// Stops NSD: SIGTERM to its PID (it stops its own children), then waits until it has exited
+    /// (polling: no thread of the cooperative pool is blocked). Idempotent.
+    public func stop() async {
+        guard let nsd = signalStop() else { return }
+        while nsd.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    private func signalStop() -> Process? {
+        guard let nsd = process.withLock({ process -> Process? in
+            defer { process = nil }
+            return process
+        }) else { return nil }
+        if nsd.isRunning { nsd.terminate() }
+        return nsd
+    }
+
+    /// Whether the NSD process is running.
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+
+    /// Queries received since the last start (`nsd-control stats_noreset`, `num.queries`).
+    ///
+    /// - Throws: ``Failure`` when `nsd-control` cannot reach the server.
+    public func queries() async throws -> Int {
+        let result = try await ProcessRunner.run("/usr/sbin/nsd-control", ["-c", configurationFile, "stats_noreset"])
+        for line in result.standardOutput.split(separator: "\n") where line.hasPrefix("num.queries=") {
+            if let count = Int(line.dropFirst("num.queries=".count)) { return count }
+        }
+        throw Failure(description: "nsd-control: \(result.standardOutput) \(result.standardError)")
+    }
+
+    /// One short c-ares lookup of `www.example.test` (not counted by tests: they read ``queries()`` after).
+    private func answers() async -> Bool {
+        var configuration = TrustedResolver.Configuration(upstreams: [address])
+        configuration.timeout = .milliseconds(100)
+        configuration.tries = 1
+        guard let probe = try? TrustedResolver(configuration: configuration) else { return false }
+        return (try? await probe.resolve("www.example.test", family: .v4)) != nil
+    }
+
+    /// A Python one-liner that clears the signal mask and execs its arguments. The test process blocks
+    /// most signals and Foundation's `Process` passes that mask on, so NSD would never see our SIGTERM.
+    private static let withSignalsUnblocked =
+        "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])"
+
+    /// A port free for both UDP and TCP on 127.0.0.1.
+    private static func freePort() throws -> UInt16 {
+        for _ in 0..<50 {
+            let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(udp); close(tcp) }
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(udp, $0, length) == 0 && getsockname(udp, $0, &length) == 0
+                }
+            }
+            guard bound else { continue }
+            let tcpBound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(tcp, $0, length) == 0 }
+            }
+            if tcpBound { return UInt16(bigEndian: local.sin_port) }
+        }
+        throw Failure(description: "no port free for UDP and TCP on 127.0.0.1")
+    }
+}

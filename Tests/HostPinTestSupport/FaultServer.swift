@@ -1,0 +1,146 @@
+import Foundation
+import HostPin
+import Synchronization
+
+/// A DNS server that misbehaves on purpose (`scripts/fault-dns`, Python + dnslib), started for one test on
+/// a free 127.0.0.1 port (UDP and TCP) and stopped by its PID.
+///
+/// Its instance ``Mode`` applies to every query and can be changed while it runs (``setMode(_:)``);
+/// answers are relayed from `upstream`. Every query it receives is logged, so tests count them exactly
+/// (``queries``).
+public final class FaultServer: Sendable {
+    /// What the server does with a query.
+    public enum Mode: Sendable, Hashable {
+        /// Relay the query to the upstream and its answer back.
+        case answer
+        /// Answer RCODE 2, SERVFAIL.
+        case servfail
+        /// Answer RCODE 5, REFUSED.
+        case refused
+        /// Answer RCODE 3, NXDOMAIN.
+        case nxdomain
+        /// Never answer: a black hole.
+        case drop
+        /// Wait, then answer.
+        case delay(Duration)
+        /// Over UDP an empty answer with the TC bit set; over TCP the real answer.
+        case truncate
+        /// Over UDP the TC bit; over TCP the connection is closed unanswered.
+        case truncateWithoutTCP
+
+        /// The mode's name on the script's command line and in its log.
+        public var name: String {
+            switch self {
+            case .answer: "answer"
+            case .servfail: "servfail"
+            case .refused: "refused"
+            case .nxdomain: "nxdomain"
+            case .drop: "drop"
+            case .delay(let duration): "delay-\(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)"
+            case .truncate: "truncate"
+            case .truncateWithoutTCP: "truncate-notcp"
+            }
+        }
+    }
+
+    /// One query as the server logged it.
+    public struct Query: Sendable, Hashable, CustomStringConvertible {
+        /// `udp` or `tcp`.
+        public let transport: String
+        /// `A`, `AAAA`, …
+        public let type: String
+        /// The name asked, lower case, no trailing dot.
+        public let name: String
+        /// The mode the server applied.
+        public let mode: String
+
+        public init(transport: String, type: String, name: String, mode: String) {
+            self.transport = transport
+            self.type = type
+            self.name = name
+            self.mode = mode
+        }
+
+        public var description: String { "\(transport) \(type) \(name) \(mode)" }
+    }
+
+    /// Why the server could not be started.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Where clients send queries.
+    public let address: Upstream
+    private let directory: URL
+    // The child process, terminated once by `stop()`.
+    private let process: Mutex<Process?>
+
+    /// Starts the server in `mode`, relaying answers from `upstream`; returns once it reports `READY`.
+    /// Waits by polling (never blocking a thread of the cooperative pool: tests run in parallel on it).
+    ///
+    /// - Throws: ``StartFailure`` when the script does not report `READY` within 10 seconds.
+    public init(mode: Mode = .answer, upstream: Upstream?) async throws {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("hostpin-fault-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let readyFile = directory.appendingPathComponent("ready")
+        _ = FileManager.default.createFile(atPath: readyFile.path, contents: nil)
+        let process = Process()
+        process.executableURL = Lab.repositoryRoot.appendingPathComponent("scripts/fault-dns")
+        var arguments = ["--listen", "127.0.0.1:0", "--mode", mode.name,
+                         "--control", directory.appendingPathComponent("mode").path,
+                         "--log", directory.appendingPathComponent("queries.log").path]
+        if let upstream { arguments += ["--upstream", upstream.description] }
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: readyFile)
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+        let pid = process.processIdentifier
+        self.process = Mutex(process)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        var line = ""
+        while clock.now < deadline {
+            let text = (try? String(contentsOf: readyFile, encoding: .utf8)) ?? ""
+            if let first = text.split(separator: "\n").first, text.contains("\n") {
+                line = String(first)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard line.hasPrefix("READY "), let address = Upstream(String(line.dropFirst(6))) else {
+            kill(pid, SIGTERM)
+            throw StartFailure(description: "scripts/fault-dns did not start (\(line.isEmpty ? "no output" : line)); is dnslib installed (scripts/bootstrap)?")
+        }
+        self.address = address
+    }
+
+    deinit { stop() }
+
+    /// Changes the mode for the queries that follow.
+    public func setMode(_ mode: Mode) throws {
+        try Data((mode.name + "\n").utf8).write(to: directory.appendingPathComponent("mode"), options: .atomic)
+    }
+
+    /// Every query received so far, in arrival order.
+    public var queries: [Query] {
+        guard let text = try? String(contentsOf: directory.appendingPathComponent("queries.log"), encoding: .utf8)
+        else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count == 4 else { return nil }
+            return Query(transport: fields[0], type: fields[1], name: fields[2], mode: fields[3])
+        }
+    }
+
+    /// Stops the server: SIGTERM to its PID (Foundation reaps it); removes its files. Idempotent.
+    public func stop() {
+        guard let process = process.withLock({ process -> Process? in
+            defer { process = nil }
+            return process
+        }) else { return }
+        if process.isRunning { process.terminate() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
