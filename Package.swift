@@ -34,7 +34,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "HostPinCLI",
-            dependencies: ["HostPin"]
+            dependencies: ["HostPin", "HostPinURL"]
         ),
         .target(
             name: "HostPinTestSupport",

@@ -1,11 +1,14 @@
-/// The process exit codes of `hostpin lookup` and `hostpin compare` (DESIGN.md, Contracts: CLI exit codes).
+/// The process exit codes of `hostpin lookup`, `hostpin compare` and `hostpin fetch` (DESIGN.md,
+/// Contracts: CLI exit codes). `fetch` uses curl's numbers where they overlap.
 ///
-/// One enum for both subcommands so a code keeps one meaning everywhere; each subcommand's help lists
-/// the ones it can return, with the meanings written here.
+/// One enum for every subcommand so a code keeps one meaning everywhere; each subcommand's help lists
+/// the ones it can return, with the meanings written here (or, for the shared 0, 1 and 2, its own
+/// wording through ``helpLine(meaning:)``).
 enum ExitStatus: Int32, Sendable, CaseIterable {
-    /// Every name resolved; for `compare`, the answers are consistent.
+    /// Every name resolved; for `compare`, the answers are consistent; for `fetch`, a response arrived.
     case success = 0
-    /// At least one name does not exist (NXDOMAIN) or has no address of the family (NODATA).
+    /// At least one name does not exist (NXDOMAIN) or has no address of the family (NODATA); for
+    /// `fetch` (as ``transferFailed``), any failure without a code of its own.
     case notFound = 1
     /// The command line (or `HOSTPIN_UPSTREAMS`) is wrong: nothing was resolved.
     case usage = 2
@@ -15,17 +18,50 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case hijacked = 4
     /// `compare`: the local resolver failed, or there was nothing to compare.
     case inconclusive = 5
+    /// `fetch`: the URL's host (or a redirect's) could not be resolved (curl's 6).
+    case couldNotResolve = 6
+    /// `fetch`: no pinned address accepted a connection (curl's 7).
+    case couldNotConnect = 7
+    /// `fetch --fail`: the response's status is 400 or more (curl's 22).
+    case httpError = 22
+    /// `fetch`: a timeout, or `--max-time` ran out (curl's 28).
+    case timedOut = 28
+    /// `fetch`: the TLS handshake failed for a reason other than the certificate (curl's 35).
+    case tlsHandshakeFailed = 35
+    /// `fetch -L`: more redirects than the hop limit (curl's 47).
+    case tooManyRedirects = 47
+    /// `fetch`: the server's certificate is not trusted or is for another name (curl's 60).
+    case certificateUntrusted = 60
+
+    /// `fetch`'s "anything else": the code `lookup` uses for a missing name, as curl uses 1 for
+    /// failures it has no closer code for.
+    static let transferFailed = ExitStatus.notFound
 
     /// One line of help text: the code and its meaning.
     var helpLine: String {
         let meaning = switch self {
-        case .success: "success (lookup: every name resolved; compare: consistent)"
-        case .notFound: "some name does not exist (NXDOMAIN) or has no address of the family (NODATA)"
-        case .usage: "usage error: bad option, value, host name or HOSTPIN_UPSTREAMS"
+        case .success: "success (lookup: every name resolved; compare: consistent; fetch: a response arrived)"
+        case .notFound: "lookup: some name does not exist (NXDOMAIN) or has no address of the family (NODATA); "
+            + "fetch: any other failure"
+        case .usage: "usage error: bad option, value, host name, URL or HOSTPIN_UPSTREAMS"
         case .upstreamFailure: "a trusted upstream failed or timed out (wins over 1)"
         case .hijacked: "compare: the local resolver's answer contradicts the trusted one (hijacked)"
         case .inconclusive: "compare: the local resolver failed, so there is no verdict either way (inconclusive)"
+        case .couldNotResolve: "fetch: the host could not be resolved through the trusted upstreams"
+        case .couldNotConnect: "fetch: no pinned address of the host accepted a connection"
+        case .httpError: "fetch --fail: the HTTP status is 400 or more"
+        case .timedOut: "fetch: the transfer timed out, or --max-time ran out"
+        case .tlsHandshakeFailed: "fetch: the TLS handshake failed"
+        case .tooManyRedirects: "fetch -L: too many redirects"
+        case .certificateUntrusted: "fetch: the server's certificate is not trusted for the host name"
         }
-        return "  \(rawValue)  \(meaning)"
+        return helpLine(meaning: meaning)
+    }
+
+    /// One line of help text with a subcommand's own wording of the meaning; codes are right-aligned
+    /// in a column of two (`  0  …`, ` 22  …`).
+    func helpLine(meaning: String) -> String {
+        let code = rawValue.description
+        return String(repeating: " ", count: max(0, 3 - code.count)) + code + "  " + meaning
     }
 }

@@ -11,14 +11,15 @@ enum HostPinCommand {
     static let version = "0.1.0"
 
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
-    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self] }
+    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self, FetchCommand.self] }
 
     /// The tool's own help text.
     static var help: String {
         let width = (subcommands.map { $0.name } + ["help"]).map(\.count).max() ?? 0
         let rows = subcommands.map { ($0.name, $0.abstract) } + [("help", "Show help for a subcommand: hostpin help lookup.")]
         return """
-            OVERVIEW: Resolve host names through trusted DNS servers only, and detect DNS hijacking.
+            OVERVIEW: Resolve host names through trusted DNS servers only, detect DNS hijacking, and fetch
+            URLs from the addresses those servers give.
 
             USAGE: hostpin <subcommand> [options]
 

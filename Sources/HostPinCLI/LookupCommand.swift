@@ -110,7 +110,8 @@ struct LookupCommand: Subcommand {
             case .success: 0
             case .notFound: 1
             case .usage: 2
-            case .upstreamFailure, .hijacked, .inconclusive: 3
+            case .upstreamFailure, .hijacked, .inconclusive, .couldNotResolve, .couldNotConnect, .httpError, .timedOut,
+                 .tlsHandshakeFailed, .tooManyRedirects, .certificateUntrusted: 3
             }
         }
         return rank(b) > rank(a) ? b : a

@@ -65,6 +65,46 @@ struct OptionParser: Sendable {
         return values
     }
 
+    /// Removes every occurrence of any of `names` (spellings of one option, or options whose relative
+    /// order matters, such as curl's `-d` and `--data-binary`) with its value, and returns each as the
+    /// spelling used and its value, in command-line order. Only long names (`--x`) take the `--x=value`
+    /// form; a short one (`-d`) always takes the next argument, as curl's do.
+    ///
+    /// - Throws: ``UsageError/missingValue(option:)`` as ``values(_:_:)`` does.
+    mutating func values(anyOf names: [String]) throws(UsageError) -> [(name: String, value: String)] {
+        var found: [(name: String, value: String)] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if names.contains(argument) {
+                let next = index + 1
+                guard next < arguments.endIndex, !arguments[next].hasPrefix("--") else {
+                    throw .missingValue(option: argument)
+                }
+                found.append((argument, arguments[next]))
+                arguments.removeSubrange(index...next)
+            } else if let name = names.first(where: { $0.hasPrefix("--") && argument.hasPrefix($0 + "=") }) {
+                found.append((name, String(argument.dropFirst(name.count + 1))))
+                arguments.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return found
+    }
+
+    /// Removes every occurrence of any of `names` (spellings of one flag, such as `-i` and `--include`)
+    /// and reports whether there was one.
+    ///
+    /// - Throws: ``UsageError/flagTakesNoValue(flag:)`` for `name=value`.
+    mutating func flag(anyOf names: String...) throws(UsageError) -> Bool {
+        var found = false
+        for name in names {
+            if try flag(name) { found = true }
+        }
+        return found
+    }
+
     /// A repeatable option whose values are `LosslessStringConvertible`; `expected` completes
     /// "'x' is not …" in the error.
     mutating func values<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)

@@ -25,6 +25,10 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidHostName(String, HostNameProblem)
     /// An environment variable's value does not parse; `reason` says why.
     case invalidEnvironment(variable: String, reason: String)
+    /// A URL on the command line cannot be fetched; `reason` says why.
+    case invalidURL(String, reason: String)
+    /// A file named on the command line cannot be read; `reason` says why.
+    case unreadableFile(option: String, path: String, reason: String)
 
     var description: String {
         switch self {
@@ -49,6 +53,10 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(text)' is not a valid host name: \(problem)."
         case .invalidEnvironment(let variable, let reason):
             "invalid \(variable): \(reason)."
+        case .invalidURL(let text, let reason):
+            "'\(text)' is not a URL hostpin can fetch: \(reason)."
+        case .unreadableFile(let option, let path, let reason):
+            "cannot read '\(path)' for '\(option)': \(reason)."
         }
     }
 }
