@@ -78,6 +78,17 @@ extension InterceptorTests {
             #expect(clock.now - start < .seconds(3))  // the body was 10 s away
         }
 
+        @Test(arguments: [("www.example.test", "http"), ("v6only.example.test", "http"), ("www.example.test", "https")])
+        func timeoutIntervalIsHonoured(host: String, scheme: String) async throws {
+            var request = URLRequest(url: try PinnedLab.url(host, "/slow/10000", scheme: scheme))
+            request.timeoutInterval = 1
+            let clock = ContinuousClock()
+            let start = clock.now
+            let error = await #expect(throws: URLError.self) { try await PinnedLab.session().data(for: request) }
+            #expect(error?.code == .timedOut)
+            #expect(clock.now - start < .seconds(6))  // the body was 10 s away
+        }
+
         @Test func unreachableFirstAddressFailsOverToTheNext() async throws {
             // multi.example.test: 127.0.0.12 (nothing listens) then 127.0.0.10.
             let session = try PinnedLab.session()

@@ -57,6 +57,24 @@ extension InterceptorTests {
             #expect(error?.code == .serverCertificateUntrusted)
         }
 
+        @Test func tlsToAPlainHTTPServerIsSecureConnectionFailed() async throws {
+            let session = try PinnedLab.session()
+            let url = try #require(URL(string: "https://www.example.test:\(lab.httpPort)/whoami"))
+            let error = await #expect(throws: URLError.self) { try await session.data(from: url) }
+            #expect(error?.code == .secureConnectionFailed)
+        }
+
+        @Test func cancelStopsAnHTTPSTransfer() async throws {
+            let collector = DataCollector()
+            let session = try PinnedLab.session(delegate: collector)
+            let task = session.dataTask(with: try PinnedLab.url("www.example.test", "/slow/10000", scheme: "https"))
+            task.resume()
+            try await Task.sleep(for: .milliseconds(300))
+            task.cancel()
+            let result = await collector.result()
+            #expect((result.error as? URLError)?.code == .cancelled)
+        }
+
         @Test func postBodyReachesTheOriginOverHTTPS() async throws {
             let session = try PinnedLab.session()
             var request = URLRequest(url: try PinnedLab.url("www.example.test", "/echo", scheme: "https"))
