@@ -116,14 +116,16 @@ import Testing
     }
 
     @Test func closedPortUpstreamExitsThree() throws {
-        // c-ares 1.18 reports the ICMP port-unreachable as ARES_ECONNREFUSED, which HostPin words REFUSED.
+        // The ICMP port-unreachable reaches c-ares as ARES_ECONNREFUSED: HostPin says "port unreachable".
         let result = try HostPinBinary.run(["lookup", "www.example.test", "nx.example.test",
                                             "--server", SilentUpstream.closedPort, "--timeout", "1"])
         #expect(result.status == 3)
         #expect(result.standardOutput == "")
         let errors = result.standardError.split(separator: "\n")
         #expect(errors.count == 2)
-        #expect(errors.allSatisfy { $0.hasPrefix("hostpin: no trusted upstream answered: \(SilentUpstream.closedPort): ") })
+        #expect(errors.allSatisfy {
+            $0 == "hostpin: no trusted upstream answered: \(SilentUpstream.closedPort): port unreachable (nothing listens there)"
+        })
     }
 
     @Test func silentUpstreamExitsThreeWithinTheBudget() throws {

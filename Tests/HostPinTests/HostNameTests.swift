@@ -43,6 +43,8 @@ import Testing
         ("nul\u{0}.test", .invalidCharacter("\u{0}")),
         ("bad$char.test", .invalidCharacter("$")),
         (String(repeating: "a", count: 64) + ".test", .labelTooLong(String(repeating: "a", count: 64))),
+        ("-json", .hyphenAtLabelEdge("-json")),
+        ("www-.example.test", .hyphenAtLabelEdge("www-")),
         ("[127.0.0.1]", .badAddressLiteral),
         ("[::1", .badAddressLiteral),
     ])

@@ -16,8 +16,8 @@ import Musl
 /// 4. ASCII is lower-cased; any other name is converted to A-labels with libidn2 under UTS #46
 ///    non-transitional processing (RFC 5891, UTS #46 §4), as curl does: `bücher.example.test`
 ///    becomes `xn--bcher-kva.example.test`.
-/// 5. Each label must hold 1-63 octets of letters, digits, `-` or `_`, and the whole name at most
-///    253 octets (RFC 1035 §2.3.4, RFC 1123 §2.1).
+/// 5. Each label must hold 1-63 octets of letters, digits, `-` or `_`, not begin or end with `-`, and
+///    the whole name at most 253 octets (RFC 1035 §2.3.4, RFC 1123 §2.1).
 public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable {
     /// The normalised text: A-labels in lower case without a trailing dot, or an IP address's
     /// canonical text (IPv6 without brackets).
@@ -82,6 +82,7 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
         for label in name.split(separator: ".", omittingEmptySubsequences: false) {
             if label.isEmpty { throw .badName(input, .emptyLabel) }
             if label.utf8.count > 63 { throw .badName(input, .labelTooLong(String(label))) }
+            if label.hasPrefix("-") || label.hasSuffix("-") { throw .badName(input, .hyphenAtLabelEdge(String(label))) }
             if let bad = label.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }) {
                 throw .badName(input, .invalidCharacter(bad))
             }
@@ -94,6 +95,7 @@ public enum HostNameProblem: Sendable, Hashable, CustomStringConvertible {
     case empty
     case emptyLabel
     case labelTooLong(String)
+    case hyphenAtLabelEdge(String)
     case nameTooLong(octets: Int)
     case invalidCharacter(Character)
     case badAddressLiteral
@@ -104,6 +106,7 @@ public enum HostNameProblem: Sendable, Hashable, CustomStringConvertible {
         case .empty: "the name is empty"
         case .emptyLabel: "it has an empty label (two dots in a row, or a leading dot)"
         case .labelTooLong(let label): "label '\(label)' is longer than 63 octets"
+        case .hyphenAtLabelEdge(let label): "label '\(label)' begins or ends with a hyphen"
         case .nameTooLong(let octets): "it is \(octets) octets long, more than 253"
         case .invalidCharacter(let character):
             "it contains \(character.unicodeScalars.map(Self.codePoint).joined()), which is not allowed in a host name"

@@ -44,8 +44,11 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         case timeout
         /// RCODE 2, SERVFAIL (RFC 1035 §4.1.1).
         case servfail
-        /// RCODE 5, REFUSED (RFC 1035 §4.1.1); c-ares 1.18 reports it as `ARES_ECONNREFUSED`.
+        /// RCODE 5, REFUSED (RFC 1035 §4.1.1).
         case refused
+        /// Nothing listens at the upstream's port: ICMP port unreachable or a TCP reset
+        /// (c-ares `ARES_ECONNREFUSED`).
+        case unreachable
         /// The answer could not be parsed (FORMERR, a malformed or mismatched message).
         case badResponse
         /// Any other c-ares status: its code and message.
@@ -56,6 +59,7 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
             case .timeout: "timeout"
             case .servfail: "SERVFAIL"
             case .refused: "REFUSED"
+            case .unreachable: "port unreachable (nothing listens there)"
             case .badResponse: "malformed answer"
             case .other(let code, let message): "\(message) (c-ares status \(code))"
             }

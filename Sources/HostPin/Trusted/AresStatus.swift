@@ -30,7 +30,8 @@ struct AresStatus: Sendable, Hashable, CustomStringConvertible {
         // With ARES_FLAG_NOCHECKRESP (shim.h) an RCODE 5 answer is ARES_EREFUSED on 1.18 and 1.34; without it
         // 1.18 reports SERVFAIL and REFUSED both as ARES_ECONNREFUSED, which now means only that the
         // upstream's port refused the datagram or connection (ICMP port unreachable, TCP RST).
-        case HOSTPIN_ARES_EREFUSED, HOSTPIN_ARES_ECONNREFUSED: .upstreamFailure(.refused)
+        case HOSTPIN_ARES_EREFUSED: .upstreamFailure(.refused)
+        case HOSTPIN_ARES_ECONNREFUSED: .upstreamFailure(.unreachable)
         case HOSTPIN_ARES_ETIMEOUT: .upstreamFailure(.timeout)
         case HOSTPIN_ARES_EFORMERR, HOSTPIN_ARES_EBADRESP, HOSTPIN_ARES_EOF: .upstreamFailure(.badResponse)
         case HOSTPIN_ARES_ECANCELLED, HOSTPIN_ARES_EDESTRUCTION: .cancelled
