@@ -5,7 +5,6 @@ import FoundationNetworking
 import HostPin
 import HostPinTestSupport
 import HostPinURL
-import Synchronization
 import Testing
 
 extension InterceptorTests {
@@ -16,7 +15,7 @@ extension InterceptorTests {
 
         @Test(arguments: [("www.example.test", "http"), ("www.example.test", "https"), ("v6only.example.test", "http")])
         func hundredMebibytesStreamWithoutBuffering(host: String, scheme: String) async throws {
-            let counter = ByteCounter()
+            let counter = DataCollector(keepingData: false)
             let session = try PinnedLab.session(delegate: counter)
             let url = try PinnedLab.url(host, "/bytes/\(Self.size)", scheme: scheme)
             let baseline = try Memory.resetPeak()
@@ -25,48 +24,9 @@ extension InterceptorTests {
             let growth = try Memory.peak() - baseline
             #expect(result.error == nil)
             #expect(result.bytes == Self.size)
-            #expect(result.chunks > 10)  // delivered as it arrived, not in one piece
+            #expect(result.chunkCount > 10)  // delivered as it arrived, not in one piece
             #expect(growth < 32 * 1024 * 1024, "peak RSS grew by \(growth / 1024 / 1024) MiB")
         }
-    }
-}
-
-/// Counts bytes and chunks, keeping none of them.
-final class ByteCounter: NSObject, URLSessionDataDelegate, Sendable {
-    struct Result: Sendable {
-        var bytes = 0
-        var chunks = 0
-        var error: (any Error)?
-    }
-
-    private let state = Mutex<(Result, CheckedContinuation<Result, Never>?, done: Bool)>((Result(), nil, false))
-
-    func result() async -> Result {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Result? in
-                if state.done { return state.0 }
-                state.1 = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        state.withLock {
-            $0.0.bytes += data.count
-            $0.0.chunks += 1
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (result, waiter) = state.withLock { state in
-            state.0.error = error
-            state.done = true
-            defer { state.1 = nil }
-            return (state.0, state.1)
-        }
-        waiter?.resume(returning: result)
     }
 }
 
