@@ -65,6 +65,8 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
 
     private let options: Options
     private let state = Mutex(State())
+    /// The cancels ``stop(_:)`` has started and not finished.
+    private let cancels = DispatchGroup()
 
     init(options: Options) {
         self.options = options
@@ -88,6 +90,12 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
             task.resume()
         }
         timer?.cancel()
+        _ = await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [cancels] in
+                _ = cancels.wait(timeout: .now() + 2)
+                done.resume()
+            }
+        }
         state.withLock { state in
             state.task = nil
             if case .file = options.destination { try? state.output?.close() }
@@ -150,7 +158,9 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
             return state.task
         }
         guard let task else { return }
+        cancels.enter()
         task.cancel()
+        cancels.leave()
         Task { [self] in
             try? await Task.sleep(for: .seconds(1))
             let decided = state.withLock { $0.decided }
@@ -158,9 +168,15 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
-    /// Cancels `task` from outside Foundation's queues (where `cancel()` may `sync` onto a queue it is on).
+    /// Cancels `task` from outside Foundation's queues (where `cancel()` may `sync` onto a queue it is on),
+    /// unless it has ended meanwhile. ``run(_:maxTime:)`` waits for these cancels before it returns, so
+    /// none is still inside Foundation when the process exits.
     private func stop(_ task: URLSessionDataTask) {
-        DispatchQueue.global().async { task.cancel() }
+        cancels.enter()
+        DispatchQueue.global().async { [self] in
+            defer { cancels.leave() }
+            if state.withLock({ $0.outcome == nil }) { task.cancel() }
+        }
     }
 
     /// Resumes the waiting ``run(_:maxTime:)`` once, with the first outcome decided.
