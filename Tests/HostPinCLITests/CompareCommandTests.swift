@@ -2,8 +2,10 @@ import Foundation
 import HostPinTestSupport
 import Testing
 
-/// `hostpin compare`: both answers side by side, the verdict line and its exit code.
-@Suite struct CompareCommandTests {
+/// `hostpin compare`: both answers side by side, the verdict line and its exit code. Several tests ask the
+/// hijacker as the local resolver on purpose: the name matches `HijackerOptIn`, the pattern `scripts/test`
+/// lets reach the hijacker.
+@Suite struct CompareCommandHijackerOptInTests {
     let lab: Lab
     init() throws { lab = try Lab.current() }
 

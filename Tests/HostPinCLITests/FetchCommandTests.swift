@@ -1,0 +1,441 @@
+import Foundation
+import HostPinTestSupport
+import Testing
+
+/// `hostpin fetch` against the lab's origins through the trusted NSD: what reaches stdout, the file
+/// written, stderr's sentence and curl's exit codes. No test here asks the hijacker (see
+/// ``FetchHijackerOptInTests``).
+@Suite struct FetchCommandTests {
+    let lab: Lab
+    init() throws { lab = try Lab.current() }
+
+    private var http: String { "http://www.example.test:\(lab.httpPort)" }
+    private var https: String { "https://www.example.test:\(lab.httpsPort)" }
+
+    /// Runs `hostpin fetch arguments… --server <trusted> --timeout 2`.
+    private func fetch(_ arguments: String...) throws -> ProcessRunner.Result {
+        try HostPinBinary.run(["fetch"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "2"])
+    }
+
+    // MARK: Pinned requests
+
+    @Test func plainHTTPReachesTheTrueOriginWithTheOriginalHost() throws {
+        let result = try fetch("\(http)/whoami")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+        #expect(result.standardError == "")
+    }
+
+    @Test func includePrintsStatusLineAndHeadersFirst() throws {
+        let result = try fetch("-i", "\(http)/whoami")
+        #expect(result.status == 0)
+        let (head, body) = try Self.split(result.standardOutput)
+        #expect(head.first == "HTTP/1.1 200 OK")
+        #expect(head.contains("Content-Type: text/plain"))
+        #expect(head.dropFirst().allSatisfy { $0.contains(": ") })
+        #expect(body == "origin=www host=www.example.test:\(lab.httpPort)\n")
+        #expect(try fetch("--include", "\(http)/whoami").standardOutput.hasPrefix("HTTP/1.1 200 OK\r\n"))
+    }
+
+    @Test func httpsWithTheLabCAIsPinnedAndVerified() throws {
+        let result = try fetch("\(https)/whoami", "--ca-file", lab.caFile)
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpsPort)\n")
+        #expect(result.standardError == "")
+    }
+
+    @Test func httpsWithoutTheLabCAExitsSixty() throws {
+        let result = try fetch("\(https)/whoami")
+        #expect(result.status == 60)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError.hasPrefix("hostpin: the certificate of www.example.test:\(lab.httpsPort) is not trusted: "))
+        #expect(result.standardError.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func certificateForAnotherNameExitsSixty() throws {
+        let result = try fetch("https://wrongcert.example.test:\(lab.httpsPort)/whoami", "--ca-file", lab.caFile)
+        #expect(result.status == 60)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError.hasPrefix("hostpin: the certificate of wrongcert.example.test:\(lab.httpsPort) is not trusted: "))
+    }
+
+    @Test func tlsToAPlainHTTPServerExitsThirtyFive() throws {
+        let result = try fetch("https://www.example.test:\(lab.httpPort)/whoami", "--ca-file", lab.caFile)
+        #expect(result.status == 35)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError.hasPrefix("hostpin: the TLS handshake with www.example.test:\(lab.httpPort) failed: "))
+    }
+
+    @Test(arguments: [false, true])
+    func firstAddressDeadFailsOverToTheNext(_ secure: Bool) throws {
+        let port = secure ? lab.httpsPort : lab.httpPort
+        let result = try fetch("\(secure ? "https" : "http")://multi.example.test:\(port)/whoami", "--ca-file", lab.caFile)
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=multi.example.test:\(port)\n")
+    }
+
+    @Test(arguments: [false, true])
+    func ipv6OnlyNameReachesTheV6Origin(_ secure: Bool) throws {
+        let port = secure ? lab.httpsPort : lab.httpPort
+        let result = try fetch("\(secure ? "https" : "http")://v6only.example.test:\(port)/whoami", "--ca-file", lab.caFile)
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=v6 host=v6only.example.test:\(port)\n")
+    }
+
+    @Test func unicodeHostIsFetchedByItsALabel() throws {
+        let result = try fetch("http://bücher.example.test:\(lab.httpPort)/whoami")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=xn--bcher-kva.example.test:\(lab.httpPort)\n")
+    }
+
+    @Test func urlWithoutSchemeIsHTTP() throws {
+        let result = try fetch("www.example.test:\(lab.httpPort)/whoami")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+    }
+
+    // MARK: Resolution and connection failures
+
+    @Test func nxdomainExitsSix() throws {
+        let result = try fetch("http://nx.example.test:\(lab.httpPort)/whoami")
+        #expect(result.status == 6)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: could not resolve host nx.example.test: NXDOMAIN (the name does not exist)\n")
+    }
+
+    @Test func closedUpstreamExitsSix() throws {
+        let result = try HostPinBinary.run(["fetch", "\(http)/whoami", "--server", SilentUpstream.closedPort, "--timeout", "1"])
+        #expect(result.status == 6)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError.hasPrefix("hostpin: could not resolve host www.example.test: no trusted upstream answered: \(SilentUpstream.closedPort): "))
+    }
+
+    @Test func blackHoleUpstreamExitsSixWithinTheBudget() throws {
+        try SilentUpstream.with { silent in
+            let started = ContinuousClock.now
+            let result = try HostPinBinary.run(["fetch", "\(http)/whoami", "--server", silent, "--timeout", "1"])
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(result.status == 6)
+            #expect(result.standardOutput == "")
+            #expect(result.standardError.hasPrefix("hostpin: could not resolve host www.example.test: "))
+        }
+    }
+
+    @Test func upstreamsFromTheEnvironmentAreUsed() throws {
+        let result = try HostPinBinary.run(["fetch", "\(http)/whoami"], environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS)"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+    }
+
+    @Test func nothingListeningExitsSeven() throws {
+        let result = try fetch("http://www.example.test:1/whoami")
+        #expect(result.status == 7)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError.hasPrefix("hostpin: could not connect to www.example.test:1: "))
+    }
+
+    @Test func maxTimeStopsASlowResponseWithTwentyEight() throws {
+        let started = ContinuousClock.now
+        let result = try fetch("\(http)/slow/5000", "--max-time", "1")
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(result.status == 28)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: operation timed out after 1 s (--max-time) with 0 bytes received\n")
+    }
+
+    @Test func maxTimeLongEnoughLetsTheResponseFinish() throws {
+        let result = try fetch("\(http)/slow/200", "--max-time", "5")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "slow\n")
+    }
+
+    // MARK: Status codes
+
+    @Test func failOnNotFoundExitsTwentyTwoAndPrintsNoBody() throws {
+        let result = try fetch("--fail", "\(http)/status/404")
+        #expect(result.status == 22)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: The requested URL returned error: 404\n")
+        let short = try fetch("-f", "-i", "\(http)/status/503")
+        #expect(short.status == 22)
+        #expect(short.standardOutput == "")
+        #expect(short.standardError == "hostpin: The requested URL returned error: 503\n")
+    }
+
+    @Test func failWithASuccessfulStatusPrintsTheBody() throws {
+        let result = try fetch("--fail", "\(http)/status/201")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "status=201\n")
+    }
+
+    @Test func notFoundWithoutFailIsAResponse() throws {
+        let result = try fetch("\(http)/status/404")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "status=404\n")
+        #expect(result.standardError == "")
+        let included = try fetch("-i", "\(http)/status/404")
+        #expect(included.standardOutput.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+    }
+
+    // MARK: Output
+
+    @Test func outputFileReceivesTheBodyByteForByte() throws {
+        try Scratch.with { folder in
+            let path = folder + "/bytes.bin"
+            let result = try fetch("-o", path, "\(http)/bytes/300000")
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "")
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(data.count == 300_000)
+            #expect(data.enumerated().allSatisfy { Int($0.element) == $0.offset % 251 })
+        }
+    }
+
+    @Test func outputFileWithIncludeHoldsTheHeadToo() throws {
+        try Scratch.with { folder in
+            let path = folder + "/whoami.txt"
+            let result = try fetch("--output", path, "-i", "\(http)/whoami")
+            #expect(result.status == 0)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(text.hasSuffix("\r\n\r\norigin=www host=www.example.test:\(lab.httpPort)\n"))
+        }
+    }
+
+    @Test func failCreatesNoOutputFile() throws {
+        try Scratch.with { folder in
+            let path = folder + "/missing.txt"
+            let result = try fetch("--fail", "-o", path, "\(http)/status/404")
+            #expect(result.status == 22)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test func unwritableOutputExitsOne() throws {
+        let result = try fetch("-o", "/nonexistent-folder/out", "\(http)/whoami")
+        #expect(result.status == 1)
+        #expect(result.standardError == "hostpin: could not write to /nonexistent-folder/out: No such file or directory\n")
+    }
+
+    // MARK: Request bodies, methods, headers
+
+    @Test func methodAndDataReachTheOrigin() throws {
+        let result = try fetch("-X", "PUT", "-d", "hello", "\(http)/echo")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=PUT length=5 "
+                    + "sha256=2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\n")
+    }
+
+    @Test func dataAloneIsAFormPOST() throws {
+        let echo = try fetch("-d", "a=1", "-d", "b=2", "\(http)/echo")
+        #expect(echo.standardOutput.contains(" method=POST length=7 sha256=\(try Self.sha256(Data("a=1&b=2".utf8)))"))
+        let headers = try fetch("-d", "a=1", "\(http)/headers")
+        #expect(headers.standardOutput.contains("Content-Type: application/x-www-form-urlencoded\n"))
+        let overridden = try fetch("-d", "{}", "-H", "Content-Type: application/json", "\(http)/headers")
+        #expect(overridden.standardOutput.contains("Content-Type: application/json\n"))
+        #expect(!overridden.standardOutput.contains("x-www-form-urlencoded"))
+    }
+
+    @Test func dataBinaryFileIsSentByteForByte() throws {
+        try Scratch.with { folder in
+            let path = folder + "/body.bin"
+            let bytes = Data([0x61, 0x0D, 0x0A, 0x00, 0x62, 0xFF, 0x0A, 0x00, 0x0D])
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let result = try fetch("--data-binary", "@" + path, "\(http)/echo")
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=POST length=9 "
+                        + "sha256=\(try Self.sha256(bytes))\n")
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func tenMebibyteFileArrivesWithTheRightDigest(_ secure: Bool) throws {
+        try Scratch.with { folder in
+            let path = folder + "/ten.bin"
+            var bytes = Data(count: 10 << 20)
+            bytes.withUnsafeMutableBytes { buffer in
+                for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) }
+            }
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let base = secure ? https : http
+            let port = secure ? lab.httpsPort : lab.httpPort
+            let result = try fetch("--data-binary", "@" + path, "\(base)/echo", "--ca-file", lab.caFile)
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(port) method=POST length=\(10 << 20) "
+                        + "sha256=\(try Self.sha256(bytes))\n")
+        }
+    }
+
+    @Test func dataFileLosesItsLineBreaksAsInCurl() throws {
+        try Scratch.with { folder in
+            let path = folder + "/form.txt"
+            try Data("x=1\r\ny=2\n".utf8).write(to: URL(fileURLWithPath: path))
+            let result = try fetch("-d", "@" + path, "\(http)/echo")
+            #expect(result.status == 0)
+            #expect(result.standardOutput.hasSuffix(" method=POST length=6 sha256=\(try Self.sha256(Data("x=1y=2".utf8)))\n"))
+        }
+    }
+
+    @Test func dataRawKeepsTheAtSign() throws {
+        let result = try fetch("--data-raw", "@not-a-file", "\(http)/echo")
+        #expect(result.status == 0)
+        #expect(result.standardOutput.hasSuffix(" length=11 sha256=\(try Self.sha256(Data("@not-a-file".utf8)))\n"))
+    }
+
+    @Test func headerOptionsReachTheOrigin() throws {
+        let result = try fetch("-H", "X-Test: 1", "--header", "X-Other:two", "-H", "Empty;", "\(http)/headers")
+        #expect(result.status == 0)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("X-Test: 1"))
+        #expect(lines.contains("X-Other: two"))
+        #expect(lines.contains("Host: www.example.test:\(lab.httpPort)"))
+        #expect(lines.contains("User-Agent: hostpin/0.1.0"))
+        let agent = try fetch("-H", "User-Agent: tester/1", "\(http)/headers")
+        #expect(agent.standardOutput.split(separator: "\n").contains("User-Agent: tester/1"))
+    }
+
+    // MARK: Redirects
+
+    @Test func locationFollowsARelativeRedirect() throws {
+        let result = try fetch("-L", "\(http)/redirect/302?to=/whoami")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+    }
+
+    @Test func withoutLocationTheRedirectIsTheResponse() throws {
+        let result = try fetch("\(http)/redirect/302?to=/whoami")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "redirect\n")
+        let included = try fetch("-i", "\(http)/redirect/302?to=/whoami")
+        #expect(included.status == 0)
+        let (head, body) = try Self.split(included.standardOutput)
+        #expect(head.first == "HTTP/1.1 302 Found")
+        #expect(head.contains("Location: /whoami"))
+        #expect(body == "redirect\n")
+    }
+
+    @Test func locationFollowsACrossHostRedirectPinnedOnItsOwn() throws {
+        let target = "http://cdn.example.test:\(lab.httpPort)/whoami"
+        let result = try fetch("--location", "\(http)/redirect/301?to=\(target)")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=cdn host=cdn.example.test:\(lab.httpPort)\n")
+    }
+
+    @Test func seeOtherTurnsPOSTIntoGET() throws {
+        let result = try fetch("-L", "-d", "hello", "\(http)/redirect/303?to=/echo")
+        #expect(result.status == 0)
+        #expect(result.standardOutput.hasSuffix(" method=GET length=0 sha256=\(try Self.sha256(Data()))\n"))
+    }
+
+    @Test(arguments: [307, 308])
+    func temporaryAndPermanentRedirectsKeepMethodAndBody(_ code: Int) throws {
+        let result = try fetch("-L", "-X", "PUT", "-d", "hello", "\(http)/redirect/\(code)?to=/echo")
+        #expect(result.status == 0)
+        #expect(result.standardOutput.hasSuffix(" method=PUT length=5 sha256=\(try Self.sha256(Data("hello".utf8)))\n"))
+    }
+
+    @Test func redirectLoopEndsWithFortySeven() throws {
+        let result = try fetch("-L", "\(http)/redirect-chain/20")
+        #expect(result.status == 47)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: too many redirects (more than 16) from \(http)/redirect-chain/20\n")
+        let within = try fetch("-L", "\(http)/redirect-chain/16")
+        #expect(within.status == 0)
+        #expect(within.standardOutput == "chain-end origin=www host=www.example.test:\(lab.httpPort) method=GET\n")
+    }
+
+    // MARK: Usage
+
+    @Test(arguments: [
+        (["http://bad..name/"], "'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)."),
+        (["http://a b/"], "'http://a b/' is not a URL hostpin can fetch: it does not parse as a URL (RFC 3986)."),
+        (["ftp://www.example.test/"],
+         "'ftp://www.example.test/' is not a URL hostpin can fetch: the scheme 'ftp' is not supported (only http and https)."),
+        (["http:///path"], "'http:///path' is not a URL hostpin can fetch: it has no host."),
+        (["http://www.example.test:70000/"],
+         "'http://www.example.test:70000/' is not a URL hostpin can fetch: the port 70000 is not from 1 to 65535."),
+        ([String](), "missing argument URL (give the URL to fetch)."),
+        (["http://www.example.test/", "http://cdn.example.test/"], "unexpected argument 'http://cdn.example.test/'."),
+        (["http://www.example.test/", "-H", "no colon"], "invalid value for '-H': 'no colon' is not a header line 'Name: value'."),
+        (["http://www.example.test/", "-X", "BAD METHOD"],
+         "invalid value for '-X': 'BAD METHOD' is not an HTTP method (a token such as GET or PUT)."),
+        (["http://www.example.test/", "--max-time", "soon"],
+         "invalid value for '--max-time': 'soon' is not a number of seconds from 0.001 to 86400."),
+        (["http://www.example.test/", "--ca-file", "/nonexistent/ca.pem"],
+         "cannot read '/nonexistent/ca.pem' for '--ca-file': No such file or directory."),
+        (["http://www.example.test/", "--data-binary", "@/nonexistent/body"],
+         "cannot read '/nonexistent/body' for '--data-binary': No such file or directory."),
+        (["http://www.example.test/", "-o"], "option '-o' needs a value."),
+        (["http://www.example.test/", "--fail=yes"], "flag '--fail' takes no value."),
+        (["http://www.example.test/", "--verbose"], "unknown option '--verbose'."),
+    ])
+    func badCommandLineExitsTwo(_ arguments: [String], _ message: String) throws {
+        let result = try HostPinBinary.run(["fetch"] + arguments + ["--server", SilentUpstream.closedPort])
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin fetch --help'.\n")
+    }
+
+    @Test func helpExplainsRedirectRulesAndExitCodes() throws {
+        let result = try HostPinBinary.run(["fetch", "--help"])
+        #expect(result.status == 0)
+        let help = result.standardOutput
+        #expect(help.contains("USAGE: hostpin fetch URL "))
+        for option in ["--server IP:PORT", "--family 4|6|any", "--timeout SECONDS", "--ca-file FILE", "-i, --include",
+                       "-o, --output FILE", "-X, --request METHOD", "-d, --data DATA", "--data-binary DATA",
+                       "-H, --header 'Name: value'", "-L, --location", "-f, --fail", "--max-time SECONDS"] {
+            #expect(help.contains(option), "help lacks \(option)")
+        }
+        #expect(help.contains("URLSession's method rules"))
+        #expect(help.contains("303 turns every method but HEAD"))
+        #expect(help.contains("307 and 308 keep the method and the body"))
+        #expect(help.contains("curl's -X sticks to every hop"))
+        for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 60  "] {
+            #expect(help.contains("\n" + code), "help lacks exit code \(code)")
+        }
+        #expect(try HostPinBinary.run(["help", "fetch"]).standardOutput == help)
+        #expect(try HostPinBinary.run(["fetch", "-h", "http://bad..name/"]).standardOutput == help)
+    }
+
+    // MARK: Helpers
+
+    /// `-i` output split at the first empty line: the head's lines (CRLF ends, as curl prints them)
+    /// and the body.
+    static func split(_ output: String) throws -> (head: [String], body: String) {
+        let separator = try #require(output.range(of: "\r\n\r\n"))
+        let head = output[..<separator.lowerBound].components(separatedBy: "\r\n")
+        return (head, String(output[separator.upperBound...]))
+    }
+
+    /// The SHA-256 of `data` in lower-case hex, from coreutils' `sha256sum` (no crypto library here).
+    static func sha256(_ data: Data) throws -> String {
+        try Scratch.with { folder in
+            let path = folder + "/digest-input"
+            try data.write(to: URL(fileURLWithPath: path))
+            let result = try ProcessRunner.run("/usr/bin/sha256sum", [path])
+            return String(result.standardOutput.prefix(64))
+        }
+    }
+}
+
+/// `hostpin fetch` asking the hijacker on purpose: what a victim of the hijack sees. Its name matches
+/// `HijackerOptIn`, the pattern `scripts/test` lets reach the hijacker.
+@Suite struct FetchHijackerOptInTests {
+    @Test func hijackedAnswerLandsOnTheHijacker() throws {
+        let lab = try Lab.current()
+        let result = try HostPinBinary.run(["fetch", "http://www.example.test:\(lab.httpPort)/whoami",
+                                            "--server", "\(lab.hijackDNS)", "--timeout", "2"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "origin=hijacker host=www.example.test:\(lab.httpPort)\n")
+    }
+}
+
+/// A fresh temporary folder for one test, removed afterwards.
+enum Scratch {
+    static func with<T>(_ body: (String) throws -> T) throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-fetch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try body(folder.path)
+    }
+}
