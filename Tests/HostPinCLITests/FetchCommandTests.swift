@@ -202,6 +202,39 @@ import Testing
         }
     }
 
+    @Test func bodyStreamsToStandardOutputAsItArrives() throws {
+        // /drip/3/700: one byte every 700 ms. The first must be readable long before the last is sent
+        // (measured from the first byte, not from the start, which a busy machine may delay).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
+        process.arguments = ["fetch", "\(http)/drip/3/700", "--server", "\(lab.trustedDNS)", "--timeout", "2"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let first = output.fileHandleForReading.availableData
+        let firstAt = ContinuousClock.now
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        let lastAfter = ContinuousClock.now - firstAt
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!first.isEmpty)
+        #expect(lastAfter > .milliseconds(1000), "the rest came \(lastAfter) after the first byte: the body was buffered")
+        #expect(first + rest == Data([0, 1, 2]))
+    }
+
+    @Test(arguments: [false, true])
+    func hundredMebibyteDownloadIsNotHeldInMemory(_ secure: Bool) throws {
+        let base = secure ? https : http
+        let idle = try Self.peakResidentKiB(["fetch", "\(base)/slow/300", "-o", "/dev/null", "--ca-file", lab.caFile,
+                                             "--server", "\(lab.trustedDNS)"])
+        let download = try Self.peakResidentKiB(["fetch", "\(base)/bytes/104857600", "-o", "/dev/null",
+                                                 "--ca-file", lab.caFile, "--server", "\(lab.trustedDNS)"])
+        #expect(download.status == 0)
+        #expect(download.peakKiB - idle.peakKiB < 32 * 1024,
+                "peak RSS \(download.peakKiB) KiB downloading 100 MiB vs \(idle.peakKiB) KiB idle")
+    }
+
     @Test func failCreatesNoOutputFile() throws {
         try Scratch.with { folder in
             let path = folder + "/missing.txt"
@@ -405,6 +438,30 @@ import Testing
         let separator = try #require(output.range(of: "\r\n\r\n"))
         let head = output[..<separator.lowerBound].components(separatedBy: "\r\n")
         return (head, String(output[separator.upperBound...]))
+    }
+
+    /// Runs `hostpin arguments…` and samples its peak resident set (`VmHWM`, which only grows) from
+    /// /proc until it exits.
+    static func peakResidentKiB(_ arguments: [String]) throws -> (status: Int32, peakKiB: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var peak = 0
+        while process.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+               let kib = Int(line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).dropLast(3)
+                                .trimmingCharacters(in: .whitespaces)) {
+                peak = max(peak, kib)
+            }
+            usleep(5_000)
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, peak)
     }
 
     /// The SHA-256 of `data` in lower-case hex, from coreutils' `sha256sum` (no crypto library here).
