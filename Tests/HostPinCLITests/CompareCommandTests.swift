@@ -9,15 +9,15 @@ import Testing
     let lab: Lab
     init() throws { lab = try Lab.current() }
 
-    private func compare(_ name: String, local: String, server: String? = nil, _ extra: String...) throws
+    private func compare(_ name: String, local: String, server: String? = nil, _ extra: String...) async throws
         -> ProcessRunner.Result
     {
-        try HostPinBinary.run(["compare", name, "--server", server ?? "\(lab.trustedDNS)", "--local", local,
+        try await HostPinBinary.run(["compare", name, "--server", server ?? "\(lab.trustedDNS)", "--local", local,
                                "--timeout", "1"] + extra)
     }
 
-    @Test func hijackerAnswerIsHijacked() throws {
-        let result = try compare("www.example.test", local: "\(lab.hijackDNS)")
+    @Test func hijackerAnswerIsHijacked() async throws {
+        let result = try await compare("www.example.test", local: "\(lab.hijackDNS)")
         #expect(result.status == 4)
         #expect(result.standardOutput == """
             trusted (\(lab.trustedDNS)): 127.0.0.10
@@ -28,8 +28,8 @@ import Testing
         #expect(result.standardError == "")
     }
 
-    @Test func anotherTrustedServerIsConsistent() throws {
-        let result = try compare("www.example.test", local: "\(lab.trustedDNS2)")
+    @Test func anotherTrustedServerIsConsistent() async throws {
+        let result = try await compare("www.example.test", local: "\(lab.trustedDNS2)")
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             trusted (\(lab.trustedDNS)): 127.0.0.10
@@ -39,8 +39,8 @@ import Testing
             """)
     }
 
-    @Test func answerForANonexistentNameIsHijacked() throws {
-        let result = try compare("nx.example.test", local: "\(lab.hijackDNS)")
+    @Test func answerForANonexistentNameIsHijacked() async throws {
+        let result = try await compare("nx.example.test", local: "\(lab.hijackDNS)")
         #expect(result.status == 4)
         #expect(result.standardOutput == """
             trusted (\(lab.trustedDNS)): nx.example.test: NXDOMAIN (the name does not exist)
@@ -50,15 +50,15 @@ import Testing
             """)
     }
 
-    @Test func bothSidesSayingNXDOMAINIsConsistent() throws {
-        let result = try compare("nx.example.test", local: "\(lab.trustedDNS2)")
+    @Test func bothSidesSayingNXDOMAINIsConsistent() async throws {
+        let result = try await compare("nx.example.test", local: "\(lab.trustedDNS2)")
         #expect(result.status == 0)
         #expect(result.standardOutput.hasSuffix("verdict: consistent\n"))
     }
 
-    @Test func silentLocalResolverIsInconclusive() throws {
-        try SilentUpstream.with { silent in
-            let result = try compare("www.example.test", local: silent)
+    @Test func silentLocalResolverIsInconclusive() async throws {
+        try await SilentUpstream.with { silent in
+            let result = try await compare("www.example.test", local: silent)
             #expect(result.status == 5)
             #expect(result.standardOutput == """
                 trusted (\(lab.trustedDNS)): 127.0.0.10
@@ -69,15 +69,15 @@ import Testing
         }
     }
 
-    @Test func closedLocalPortIsInconclusive() throws {
-        let result = try compare("www.example.test", local: SilentUpstream.closedPort)
+    @Test func closedLocalPortIsInconclusive() async throws {
+        let result = try await compare("www.example.test", local: SilentUpstream.closedPort)
         #expect(result.status == 5)
         #expect(result.standardOutput.hasSuffix("verdict: inconclusive\n"))
     }
 
-    @Test func failingTrustedSideExitsThreeWithoutAVerdict() throws {
-        try SilentUpstream.with { silent in
-            let result = try compare("www.example.test", local: "\(lab.hijackDNS)", server: silent)
+    @Test func failingTrustedSideExitsThreeWithoutAVerdict() async throws {
+        try await SilentUpstream.with { silent in
+            let result = try await compare("www.example.test", local: "\(lab.hijackDNS)", server: silent)
             #expect(result.status == 3)
             #expect(result.standardOutput == """
                 trusted (\(silent)): no trusted upstream answered: \(silent): timeout
@@ -88,8 +88,8 @@ import Testing
         }
     }
 
-    @Test func jsonHoldsBothSidesAndTheVerdict() throws {
-        let result = try compare("www.example.test", local: "\(lab.hijackDNS)", "--json")
+    @Test func jsonHoldsBothSidesAndTheVerdict() async throws {
+        let result = try await compare("www.example.test", local: "\(lab.hijackDNS)", "--json")
         #expect(result.status == 4)
         let lines = result.standardOutput.split(separator: "\n")
         #expect(lines.count == 1)
@@ -107,16 +107,16 @@ import Testing
         #expect(local["upstream"] as? String == "\(lab.hijackDNS)")
     }
 
-    @Test func jsonVerdictIsNullWhenTheTrustedSideFails() throws {
-        let result = try compare("www.example.test", local: "\(lab.hijackDNS)", server: SilentUpstream.closedPort, "--json")
+    @Test func jsonVerdictIsNullWhenTheTrustedSideFails() async throws {
+        let result = try await compare("www.example.test", local: "\(lab.hijackDNS)", server: SilentUpstream.closedPort, "--json")
         #expect(result.status == 3)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
         #expect(object["verdict"] is NSNull)
         #expect((object["trusted"] as? [String: Any])?["code"] as? String == "upstreams_failed")
     }
 
-    @Test func secondNameIsAUsageError() throws {
-        let result = try compare("www.example.test", local: "\(lab.hijackDNS)", "cdn.example.test")
+    @Test func secondNameIsAUsageError() async throws {
+        let result = try await compare("www.example.test", local: "\(lab.hijackDNS)", "cdn.example.test")
         #expect(result.status == 2)
         #expect(result.standardError == "hostpin: error: unexpected argument 'cdn.example.test'.\nSee 'hostpin compare --help'.\n")
     }

@@ -13,107 +13,107 @@ import Testing
     private var https: String { "https://www.example.test:\(lab.httpsPort)" }
 
     /// Runs `hostpin fetch arguments… --server <trusted> --timeout 2`.
-    private func fetch(_ arguments: String...) throws -> ProcessRunner.Result {
-        try HostPinBinary.run(["fetch"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "2"])
+    private func fetch(_ arguments: String...) async throws -> ProcessRunner.Result {
+        try await HostPinBinary.run(["fetch"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "2"])
     }
 
     // MARK: Pinned requests
 
-    @Test func plainHTTPReachesTheTrueOriginWithTheOriginalHost() throws {
-        let result = try fetch("\(http)/whoami")
+    @Test func plainHTTPReachesTheTrueOriginWithTheOriginalHost() async throws {
+        let result = try await fetch("\(http)/whoami")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
         #expect(result.standardError == "")
     }
 
-    @Test func includePrintsStatusLineAndHeadersFirst() throws {
-        let result = try fetch("-i", "\(http)/whoami")
+    @Test func includePrintsStatusLineAndHeadersFirst() async throws {
+        let result = try await fetch("-i", "\(http)/whoami")
         #expect(result.status == 0)
         let (head, body) = try Self.split(result.standardOutput)
         #expect(head.first == "HTTP/1.1 200 OK")
         #expect(head.contains("Content-Type: text/plain"))
         #expect(head.dropFirst().allSatisfy { $0.contains(": ") })
         #expect(body == "origin=www host=www.example.test:\(lab.httpPort)\n")
-        #expect(try fetch("--include", "\(http)/whoami").standardOutput.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(try await fetch("--include", "\(http)/whoami").standardOutput.hasPrefix("HTTP/1.1 200 OK\r\n"))
     }
 
-    @Test func httpsWithTheLabCAIsPinnedAndVerified() throws {
-        let result = try fetch("\(https)/whoami", "--ca-file", lab.caFile)
+    @Test func httpsWithTheLabCAIsPinnedAndVerified() async throws {
+        let result = try await fetch("\(https)/whoami", "--ca-file", lab.caFile)
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpsPort)\n")
         #expect(result.standardError == "")
     }
 
-    @Test func httpsWithoutTheLabCAExitsSixty() throws {
-        let result = try fetch("\(https)/whoami")
+    @Test func httpsWithoutTheLabCAExitsSixty() async throws {
+        let result = try await fetch("\(https)/whoami")
         #expect(result.status == 60)
         #expect(result.standardOutput == "")
         #expect(result.standardError.hasPrefix("hostpin: the certificate of www.example.test:\(lab.httpsPort) is not trusted: "))
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
     }
 
-    @Test func certificateForAnotherNameExitsSixty() throws {
-        let result = try fetch("https://wrongcert.example.test:\(lab.httpsPort)/whoami", "--ca-file", lab.caFile)
+    @Test func certificateForAnotherNameExitsSixty() async throws {
+        let result = try await fetch("https://wrongcert.example.test:\(lab.httpsPort)/whoami", "--ca-file", lab.caFile)
         #expect(result.status == 60)
         #expect(result.standardOutput == "")
         #expect(result.standardError.hasPrefix("hostpin: the certificate of wrongcert.example.test:\(lab.httpsPort) is not trusted: "))
     }
 
-    @Test func tlsToAPlainHTTPServerExitsThirtyFive() throws {
-        let result = try fetch("https://www.example.test:\(lab.httpPort)/whoami", "--ca-file", lab.caFile)
+    @Test func tlsToAPlainHTTPServerExitsThirtyFive() async throws {
+        let result = try await fetch("https://www.example.test:\(lab.httpPort)/whoami", "--ca-file", lab.caFile)
         #expect(result.status == 35)
         #expect(result.standardOutput == "")
         #expect(result.standardError.hasPrefix("hostpin: the TLS handshake with www.example.test:\(lab.httpPort) failed: "))
     }
 
     @Test(arguments: [false, true])
-    func firstAddressDeadFailsOverToTheNext(_ secure: Bool) throws {
+    func firstAddressDeadFailsOverToTheNext(_ secure: Bool) async throws {
         let port = secure ? lab.httpsPort : lab.httpPort
-        let result = try fetch("\(secure ? "https" : "http")://multi.example.test:\(port)/whoami", "--ca-file", lab.caFile)
+        let result = try await fetch("\(secure ? "https" : "http")://multi.example.test:\(port)/whoami", "--ca-file", lab.caFile)
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=multi.example.test:\(port)\n")
     }
 
     @Test(arguments: [false, true])
-    func ipv6OnlyNameReachesTheV6Origin(_ secure: Bool) throws {
+    func ipv6OnlyNameReachesTheV6Origin(_ secure: Bool) async throws {
         let port = secure ? lab.httpsPort : lab.httpPort
-        let result = try fetch("\(secure ? "https" : "http")://v6only.example.test:\(port)/whoami", "--ca-file", lab.caFile)
+        let result = try await fetch("\(secure ? "https" : "http")://v6only.example.test:\(port)/whoami", "--ca-file", lab.caFile)
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=v6 host=v6only.example.test:\(port)\n")
     }
 
-    @Test func unicodeHostIsFetchedByItsALabel() throws {
-        let result = try fetch("http://bücher.example.test:\(lab.httpPort)/whoami")
+    @Test func unicodeHostIsFetchedByItsALabel() async throws {
+        let result = try await fetch("http://bücher.example.test:\(lab.httpPort)/whoami")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=xn--bcher-kva.example.test:\(lab.httpPort)\n")
     }
 
-    @Test func urlWithoutSchemeIsHTTP() throws {
-        let result = try fetch("www.example.test:\(lab.httpPort)/whoami")
+    @Test func urlWithoutSchemeIsHTTP() async throws {
+        let result = try await fetch("www.example.test:\(lab.httpPort)/whoami")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
     }
 
     // MARK: Resolution and connection failures
 
-    @Test func nxdomainExitsSix() throws {
-        let result = try fetch("http://nx.example.test:\(lab.httpPort)/whoami")
+    @Test func nxdomainExitsSix() async throws {
+        let result = try await fetch("http://nx.example.test:\(lab.httpPort)/whoami")
         #expect(result.status == 6)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: could not resolve host nx.example.test: NXDOMAIN (the name does not exist)\n")
     }
 
-    @Test func closedUpstreamExitsSix() throws {
-        let result = try HostPinBinary.run(["fetch", "\(http)/whoami", "--server", SilentUpstream.closedPort, "--timeout", "1"])
+    @Test func closedUpstreamExitsSix() async throws {
+        let result = try await HostPinBinary.run(["fetch", "\(http)/whoami", "--server", SilentUpstream.closedPort, "--timeout", "1"])
         #expect(result.status == 6)
         #expect(result.standardOutput == "")
         #expect(result.standardError.hasPrefix("hostpin: could not resolve host www.example.test: no trusted upstream answered: \(SilentUpstream.closedPort): "))
     }
 
-    @Test func blackHoleUpstreamExitsSixWithinTheBudget() throws {
-        try SilentUpstream.with { silent in
+    @Test func blackHoleUpstreamExitsSixWithinTheBudget() async throws {
+        try await SilentUpstream.with { silent in
             let started = ContinuousClock.now
-            let result = try HostPinBinary.run(["fetch", "\(http)/whoami", "--server", silent, "--timeout", "1"])
+            let result = try await HostPinBinary.run(["fetch", "\(http)/whoami", "--server", silent, "--timeout", "1"])
             #expect(ContinuousClock.now - started < .seconds(3))
             #expect(result.status == 6)
             #expect(result.standardOutput == "")
@@ -121,68 +121,68 @@ import Testing
         }
     }
 
-    @Test func upstreamsFromTheEnvironmentAreUsed() throws {
-        let result = try HostPinBinary.run(["fetch", "\(http)/whoami"], environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS)"])
+    @Test func upstreamsFromTheEnvironmentAreUsed() async throws {
+        let result = try await HostPinBinary.run(["fetch", "\(http)/whoami"], environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS)"])
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
     }
 
-    @Test func nothingListeningExitsSeven() throws {
-        let result = try fetch("http://www.example.test:1/whoami")
+    @Test func nothingListeningExitsSeven() async throws {
+        let result = try await fetch("http://www.example.test:1/whoami")
         #expect(result.status == 7)
         #expect(result.standardOutput == "")
         #expect(result.standardError.hasPrefix("hostpin: could not connect to www.example.test:1: "))
     }
 
-    @Test func maxTimeStopsASlowResponseWithTwentyEight() throws {
+    @Test func maxTimeStopsASlowResponseWithTwentyEight() async throws {
         let started = ContinuousClock.now
-        let result = try fetch("\(http)/slow/5000", "--max-time", "1")
+        let result = try await fetch("\(http)/slow/5000", "--max-time", "1")
         #expect(ContinuousClock.now - started < .seconds(3))
         #expect(result.status == 28)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: operation timed out after 1 s (--max-time) with 0 bytes received\n")
     }
 
-    @Test func maxTimeLongEnoughLetsTheResponseFinish() throws {
-        let result = try fetch("\(http)/slow/200", "--max-time", "5")
+    @Test func maxTimeLongEnoughLetsTheResponseFinish() async throws {
+        let result = try await fetch("\(http)/slow/200", "--max-time", "5")
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "slow\n")
     }
 
     // MARK: Status codes
 
-    @Test func failOnNotFoundExitsTwentyTwoAndPrintsNoBody() throws {
-        let result = try fetch("--fail", "\(http)/status/404")
+    @Test func failOnNotFoundExitsTwentyTwoAndPrintsNoBody() async throws {
+        let result = try await fetch("--fail", "\(http)/status/404")
         #expect(result.status == 22)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: The requested URL returned error: 404\n")
-        let short = try fetch("-f", "-i", "\(http)/status/503")
+        let short = try await fetch("-f", "-i", "\(http)/status/503")
         #expect(short.status == 22)
         #expect(short.standardOutput == "")
         #expect(short.standardError == "hostpin: The requested URL returned error: 503\n")
     }
 
-    @Test func failWithASuccessfulStatusPrintsTheBody() throws {
-        let result = try fetch("--fail", "\(http)/status/201")
+    @Test func failWithASuccessfulStatusPrintsTheBody() async throws {
+        let result = try await fetch("--fail", "\(http)/status/201")
         #expect(result.status == 0)
         #expect(result.standardOutput == "status=201\n")
     }
 
-    @Test func notFoundWithoutFailIsAResponse() throws {
-        let result = try fetch("\(http)/status/404")
+    @Test func notFoundWithoutFailIsAResponse() async throws {
+        let result = try await fetch("\(http)/status/404")
         #expect(result.status == 0)
         #expect(result.standardOutput == "status=404\n")
         #expect(result.standardError == "")
-        let included = try fetch("-i", "\(http)/status/404")
+        let included = try await fetch("-i", "\(http)/status/404")
         #expect(included.standardOutput.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
     }
 
     // MARK: Output
 
-    @Test func outputFileReceivesTheBodyByteForByte() throws {
-        try Scratch.with { folder in
+    @Test func outputFileReceivesTheBodyByteForByte() async throws {
+        try await Scratch.with { folder in
             let path = folder + "/bytes.bin"
-            let result = try fetch("-o", path, "\(http)/bytes/300000")
+            let result = try await fetch("-o", path, "\(http)/bytes/300000")
             #expect(result.status == 0)
             #expect(result.standardOutput == "")
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -191,10 +191,10 @@ import Testing
         }
     }
 
-    @Test func outputFileWithIncludeHoldsTheHeadToo() throws {
-        try Scratch.with { folder in
+    @Test func outputFileWithIncludeHoldsTheHeadToo() async throws {
+        try await Scratch.with { folder in
             let path = folder + "/whoami.txt"
-            let result = try fetch("--output", path, "-i", "\(http)/whoami")
+            let result = try await fetch("--output", path, "-i", "\(http)/whoami")
             #expect(result.status == 0)
             let text = try String(contentsOfFile: path, encoding: .utf8)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -202,21 +202,31 @@ import Testing
         }
     }
 
-    @Test func bodyStreamsToStandardOutputAsItArrives() throws {
+    @Test func bodyStreamsToStandardOutputAsItArrives() async throws {
         // /drip/3/700: one byte every 700 ms. The first must be readable long before the last is sent
         // (measured from the first byte, not from the start, which a busy machine may delay).
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
-        process.arguments = ["fetch", "\(http)/drip/3/700", "--server", "\(lab.trustedDNS)", "--timeout", "2"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let first = output.fileHandleForReading.availableData
-        let firstAt = ContinuousClock.now
-        let rest = output.fileHandleForReading.readDataToEndOfFile()
-        let lastAfter = ContinuousClock.now - firstAt
-        process.waitUntilExit()
+        let path = try HostPinBinary.path()
+        let arguments = ["fetch", "\(http)/drip/3/700", "--server", "\(lab.trustedDNS)", "--timeout", "2"]
+        // Blocking pipe reads run on a Dispatch thread, not on the test pool's few threads.
+        let (process, first, rest, lastAfter) = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { () throws -> (Process, Data, Data, Duration) in
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: path)
+                    process.arguments = arguments
+                    process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
+                    let output = Pipe()
+                    process.standardOutput = output
+                    try process.run()
+                    let first = output.fileHandleForReading.availableData
+                    let firstAt = ContinuousClock.now
+                    let rest = output.fileHandleForReading.readDataToEndOfFile()
+                    let lastAfter = ContinuousClock.now - firstAt
+                    process.waitUntilExit()
+                    return (process, first, rest, lastAfter)
+                })
+            }
+        }
         #expect(process.terminationStatus == 0)
         #expect(!first.isEmpty)
         #expect(lastAfter > .milliseconds(1000), "the rest came \(lastAfter) after the first byte: the body was buffered")
@@ -224,66 +234,66 @@ import Testing
     }
 
     @Test(arguments: [false, true])
-    func hundredMebibyteDownloadIsNotHeldInMemory(_ secure: Bool) throws {
+    func hundredMebibyteDownloadIsNotHeldInMemory(_ secure: Bool) async throws {
         let base = secure ? https : http
-        let idle = try Self.peakResidentKiB(["fetch", "\(base)/slow/300", "-o", "/dev/null", "--ca-file", lab.caFile,
+        let idle = try await Self.peakResidentKiB(["fetch", "\(base)/slow/300", "-o", "/dev/null", "--ca-file", lab.caFile,
                                              "--server", "\(lab.trustedDNS)"])
-        let download = try Self.peakResidentKiB(["fetch", "\(base)/bytes/104857600", "-o", "/dev/null",
+        let download = try await Self.peakResidentKiB(["fetch", "\(base)/bytes/104857600", "-o", "/dev/null",
                                                  "--ca-file", lab.caFile, "--server", "\(lab.trustedDNS)"])
         #expect(download.status == 0)
         #expect(download.peakKiB - idle.peakKiB < 32 * 1024,
                 "peak RSS \(download.peakKiB) KiB downloading 100 MiB vs \(idle.peakKiB) KiB idle")
     }
 
-    @Test func failCreatesNoOutputFile() throws {
-        try Scratch.with { folder in
+    @Test func failCreatesNoOutputFile() async throws {
+        try await Scratch.with { folder in
             let path = folder + "/missing.txt"
-            let result = try fetch("--fail", "-o", path, "\(http)/status/404")
+            let result = try await fetch("--fail", "-o", path, "\(http)/status/404")
             #expect(result.status == 22)
             #expect(!FileManager.default.fileExists(atPath: path))
         }
     }
 
-    @Test func unwritableOutputExitsOne() throws {
-        let result = try fetch("-o", "/nonexistent-folder/out", "\(http)/whoami")
+    @Test func unwritableOutputExitsOne() async throws {
+        let result = try await fetch("-o", "/nonexistent-folder/out", "\(http)/whoami")
         #expect(result.status == 1)
         #expect(result.standardError == "hostpin: could not write to /nonexistent-folder/out: No such file or directory\n")
     }
 
     // MARK: Request bodies, methods, headers
 
-    @Test func methodAndDataReachTheOrigin() throws {
-        let result = try fetch("-X", "PUT", "-d", "hello", "\(http)/echo")
+    @Test func methodAndDataReachTheOrigin() async throws {
+        let result = try await fetch("-X", "PUT", "-d", "hello", "\(http)/echo")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=PUT length=5 "
                     + "sha256=2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824\n")
     }
 
-    @Test func dataAloneIsAFormPOST() throws {
-        let echo = try fetch("-d", "a=1", "-d", "b=2", "\(http)/echo")
-        #expect(echo.standardOutput.contains(" method=POST length=7 sha256=\(try Self.sha256(Data("a=1&b=2".utf8)))"))
-        let headers = try fetch("-d", "a=1", "\(http)/headers")
+    @Test func dataAloneIsAFormPOST() async throws {
+        let echo = try await fetch("-d", "a=1", "-d", "b=2", "\(http)/echo")
+        #expect(echo.standardOutput.contains(" method=POST length=7 sha256=\(try await Self.sha256(Data("a=1&b=2".utf8)))"))
+        let headers = try await fetch("-d", "a=1", "\(http)/headers")
         #expect(headers.standardOutput.contains("Content-Type: application/x-www-form-urlencoded\n"))
-        let overridden = try fetch("-d", "{}", "-H", "Content-Type: application/json", "\(http)/headers")
+        let overridden = try await fetch("-d", "{}", "-H", "Content-Type: application/json", "\(http)/headers")
         #expect(overridden.standardOutput.contains("Content-Type: application/json\n"))
         #expect(!overridden.standardOutput.contains("x-www-form-urlencoded"))
     }
 
-    @Test func dataBinaryFileIsSentByteForByte() throws {
-        try Scratch.with { folder in
+    @Test func dataBinaryFileIsSentByteForByte() async throws {
+        try await Scratch.with { folder in
             let path = folder + "/body.bin"
             let bytes = Data([0x61, 0x0D, 0x0A, 0x00, 0x62, 0xFF, 0x0A, 0x00, 0x0D])
             try bytes.write(to: URL(fileURLWithPath: path))
-            let result = try fetch("--data-binary", "@" + path, "\(http)/echo")
+            let result = try await fetch("--data-binary", "@" + path, "\(http)/echo")
             #expect(result.status == 0)
             #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=POST length=9 "
-                        + "sha256=\(try Self.sha256(bytes))\n")
+                        + "sha256=\(try await Self.sha256(bytes))\n")
         }
     }
 
     @Test(arguments: [false, true])
-    func tenMebibyteFileArrivesWithTheRightDigest(_ secure: Bool) throws {
-        try Scratch.with { folder in
+    func tenMebibyteFileArrivesWithTheRightDigest(_ secure: Bool) async throws {
+        try await Scratch.with { folder in
             let path = folder + "/ten.bin"
             var bytes = Data(count: 10 << 20)
             bytes.withUnsafeMutableBytes { buffer in
@@ -292,54 +302,54 @@ import Testing
             try bytes.write(to: URL(fileURLWithPath: path))
             let base = secure ? https : http
             let port = secure ? lab.httpsPort : lab.httpPort
-            let result = try fetch("--data-binary", "@" + path, "\(base)/echo", "--ca-file", lab.caFile)
+            let result = try await fetch("--data-binary", "@" + path, "\(base)/echo", "--ca-file", lab.caFile)
             #expect(result.status == 0)
             #expect(result.standardOutput == "origin=www host=www.example.test:\(port) method=POST length=\(10 << 20) "
-                        + "sha256=\(try Self.sha256(bytes))\n")
+                        + "sha256=\(try await Self.sha256(bytes))\n")
         }
     }
 
-    @Test func dataFileLosesItsLineBreaksAsInCurl() throws {
-        try Scratch.with { folder in
+    @Test func dataFileLosesItsLineBreaksAsInCurl() async throws {
+        try await Scratch.with { folder in
             let path = folder + "/form.txt"
             try Data("x=1\r\ny=2\n".utf8).write(to: URL(fileURLWithPath: path))
-            let result = try fetch("-d", "@" + path, "\(http)/echo")
+            let result = try await fetch("-d", "@" + path, "\(http)/echo")
             #expect(result.status == 0)
-            #expect(result.standardOutput.hasSuffix(" method=POST length=6 sha256=\(try Self.sha256(Data("x=1y=2".utf8)))\n"))
+            #expect(result.standardOutput.hasSuffix(" method=POST length=6 sha256=\(try await Self.sha256(Data("x=1y=2".utf8)))\n"))
         }
     }
 
-    @Test func dataRawKeepsTheAtSign() throws {
-        let result = try fetch("--data-raw", "@not-a-file", "\(http)/echo")
+    @Test func dataRawKeepsTheAtSign() async throws {
+        let result = try await fetch("--data-raw", "@not-a-file", "\(http)/echo")
         #expect(result.status == 0)
-        #expect(result.standardOutput.hasSuffix(" length=11 sha256=\(try Self.sha256(Data("@not-a-file".utf8)))\n"))
+        #expect(result.standardOutput.hasSuffix(" length=11 sha256=\(try await Self.sha256(Data("@not-a-file".utf8)))\n"))
     }
 
-    @Test func headerOptionsReachTheOrigin() throws {
-        let result = try fetch("-H", "X-Test: 1", "--header", "X-Other:two", "-H", "Empty;", "\(http)/headers")
+    @Test func headerOptionsReachTheOrigin() async throws {
+        let result = try await fetch("-H", "X-Test: 1", "--header", "X-Other:two", "-H", "Empty;", "\(http)/headers")
         #expect(result.status == 0)
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("X-Test: 1"))
         #expect(lines.contains("X-Other: two"))
         #expect(lines.contains("Host: www.example.test:\(lab.httpPort)"))
         #expect(lines.contains("User-Agent: hostpin/0.1.0"))
-        let agent = try fetch("-H", "User-Agent: tester/1", "\(http)/headers")
+        let agent = try await fetch("-H", "User-Agent: tester/1", "\(http)/headers")
         #expect(agent.standardOutput.split(separator: "\n").contains("User-Agent: tester/1"))
     }
 
     // MARK: Redirects
 
-    @Test func locationFollowsARelativeRedirect() throws {
-        let result = try fetch("-L", "\(http)/redirect/302?to=/whoami")
+    @Test func locationFollowsARelativeRedirect() async throws {
+        let result = try await fetch("-L", "\(http)/redirect/302?to=/whoami")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
     }
 
-    @Test func withoutLocationTheRedirectIsTheResponse() throws {
-        let result = try fetch("\(http)/redirect/302?to=/whoami")
+    @Test func withoutLocationTheRedirectIsTheResponse() async throws {
+        let result = try await fetch("\(http)/redirect/302?to=/whoami")
         #expect(result.status == 0)
         #expect(result.standardOutput == "redirect\n")
-        let included = try fetch("-i", "\(http)/redirect/302?to=/whoami")
+        let included = try await fetch("-i", "\(http)/redirect/302?to=/whoami")
         #expect(included.status == 0)
         let (head, body) = try Self.split(included.standardOutput)
         #expect(head.first == "HTTP/1.1 302 Found")
@@ -347,32 +357,32 @@ import Testing
         #expect(body == "redirect\n")
     }
 
-    @Test func locationFollowsACrossHostRedirectPinnedOnItsOwn() throws {
+    @Test func locationFollowsACrossHostRedirectPinnedOnItsOwn() async throws {
         let target = "http://cdn.example.test:\(lab.httpPort)/whoami"
-        let result = try fetch("--location", "\(http)/redirect/301?to=\(target)")
+        let result = try await fetch("--location", "\(http)/redirect/301?to=\(target)")
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=cdn host=cdn.example.test:\(lab.httpPort)\n")
     }
 
-    @Test func seeOtherTurnsPOSTIntoGET() throws {
-        let result = try fetch("-L", "-d", "hello", "\(http)/redirect/303?to=/echo")
+    @Test func seeOtherTurnsPOSTIntoGET() async throws {
+        let result = try await fetch("-L", "-d", "hello", "\(http)/redirect/303?to=/echo")
         #expect(result.status == 0)
-        #expect(result.standardOutput.hasSuffix(" method=GET length=0 sha256=\(try Self.sha256(Data()))\n"))
+        #expect(result.standardOutput.hasSuffix(" method=GET length=0 sha256=\(try await Self.sha256(Data()))\n"))
     }
 
     @Test(arguments: [307, 308])
-    func temporaryAndPermanentRedirectsKeepMethodAndBody(_ code: Int) throws {
-        let result = try fetch("-L", "-X", "PUT", "-d", "hello", "\(http)/redirect/\(code)?to=/echo")
+    func temporaryAndPermanentRedirectsKeepMethodAndBody(_ code: Int) async throws {
+        let result = try await fetch("-L", "-X", "PUT", "-d", "hello", "\(http)/redirect/\(code)?to=/echo")
         #expect(result.status == 0)
-        #expect(result.standardOutput.hasSuffix(" method=PUT length=5 sha256=\(try Self.sha256(Data("hello".utf8)))\n"))
+        #expect(result.standardOutput.hasSuffix(" method=PUT length=5 sha256=\(try await Self.sha256(Data("hello".utf8)))\n"))
     }
 
-    @Test func redirectLoopEndsWithFortySeven() throws {
-        let result = try fetch("-L", "\(http)/redirect-chain/20")
+    @Test func redirectLoopEndsWithFortySeven() async throws {
+        let result = try await fetch("-L", "\(http)/redirect-chain/20")
         #expect(result.status == 47)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: too many redirects (more than 16) from \(http)/redirect-chain/20\n")
-        let within = try fetch("-L", "\(http)/redirect-chain/16")
+        let within = try await fetch("-L", "\(http)/redirect-chain/16")
         #expect(within.status == 0)
         #expect(within.standardOutput == "chain-end origin=www host=www.example.test:\(lab.httpPort) method=GET\n")
     }
@@ -402,15 +412,15 @@ import Testing
         (["http://www.example.test/", "--fail=yes"], "flag '--fail' takes no value."),
         (["http://www.example.test/", "--verbose"], "unknown option '--verbose'."),
     ])
-    func badCommandLineExitsTwo(_ arguments: [String], _ message: String) throws {
-        let result = try HostPinBinary.run(["fetch"] + arguments + ["--server", SilentUpstream.closedPort])
+    func badCommandLineExitsTwo(_ arguments: [String], _ message: String) async throws {
+        let result = try await HostPinBinary.run(["fetch"] + arguments + ["--server", SilentUpstream.closedPort])
         #expect(result.status == 2)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin fetch --help'.\n")
     }
 
-    @Test func helpExplainsRedirectRulesAndExitCodes() throws {
-        let result = try HostPinBinary.run(["fetch", "--help"])
+    @Test func helpExplainsRedirectRulesAndExitCodes() async throws {
+        let result = try await HostPinBinary.run(["fetch", "--help"])
         #expect(result.status == 0)
         let help = result.standardOutput
         #expect(help.contains("USAGE: hostpin fetch URL "))
@@ -426,8 +436,8 @@ import Testing
         for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 60  "] {
             #expect(help.contains("\n" + code), "help lacks exit code \(code)")
         }
-        #expect(try HostPinBinary.run(["help", "fetch"]).standardOutput == help)
-        #expect(try HostPinBinary.run(["fetch", "-h", "http://bad..name/"]).standardOutput == help)
+        #expect(try await HostPinBinary.run(["help", "fetch"]).standardOutput == help)
+        #expect(try await HostPinBinary.run(["fetch", "-h", "http://bad..name/"]).standardOutput == help)
     }
 
     // MARK: Helpers
@@ -442,7 +452,7 @@ import Testing
 
     /// Runs `hostpin arguments…` and samples its peak resident set (`VmHWM`, which only grows) from
     /// /proc until it exits.
-    static func peakResidentKiB(_ arguments: [String]) throws -> (status: Int32, peakKiB: Int) {
+    static func peakResidentKiB(_ arguments: [String]) async throws -> (status: Int32, peakKiB: Int) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
         process.arguments = arguments
@@ -458,18 +468,18 @@ import Testing
                                 .trimmingCharacters(in: .whitespaces)) {
                 peak = max(peak, kib)
             }
-            usleep(5_000)
+            try await Task.sleep(for: .milliseconds(5))
         }
         process.waitUntilExit()
         return (process.terminationStatus, peak)
     }
 
     /// The SHA-256 of `data` in lower-case hex, from coreutils' `sha256sum` (no crypto library here).
-    static func sha256(_ data: Data) throws -> String {
-        try Scratch.with { folder in
+    static func sha256(_ data: Data) async throws -> String {
+        try await Scratch.with { folder in
             let path = folder + "/digest-input"
             try data.write(to: URL(fileURLWithPath: path))
-            let result = try ProcessRunner.run("/usr/bin/sha256sum", [path])
+            let result = try await ProcessRunner.run("/usr/bin/sha256sum", [path])
             return String(result.standardOutput.prefix(64))
         }
     }
@@ -478,9 +488,9 @@ import Testing
 /// `hostpin fetch` asking the hijacker on purpose: what a victim of the hijack sees. Its name matches
 /// `HijackerOptIn`, the pattern `scripts/test` lets reach the hijacker.
 @Suite struct FetchHijackerOptInTests {
-    @Test func hijackedAnswerLandsOnTheHijacker() throws {
+    @Test func hijackedAnswerLandsOnTheHijacker() async throws {
         let lab = try Lab.current()
-        let result = try HostPinBinary.run(["fetch", "http://www.example.test:\(lab.httpPort)/whoami",
+        let result = try await HostPinBinary.run(["fetch", "http://www.example.test:\(lab.httpPort)/whoami",
                                             "--server", "\(lab.hijackDNS)", "--timeout", "2"])
         #expect(result.status == 0)
         #expect(result.standardOutput == "origin=hijacker host=www.example.test:\(lab.httpPort)\n")
@@ -489,10 +499,10 @@ import Testing
 
 /// A fresh temporary folder for one test, removed afterwards.
 enum Scratch {
-    static func with<T>(_ body: (String) throws -> T) throws -> T {
+    static func with<T>(_ body: (String) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-fetch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        return try body(folder.path)
+        return try await body(folder.path)
     }
 }

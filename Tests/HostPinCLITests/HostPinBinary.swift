@@ -25,8 +25,8 @@ enum HostPinBinary {
 
     /// Runs `hostpin arguments…`. `HOSTPIN_UPSTREAMS` is cleared unless `environment` sets it, so a
     /// value in the developer's shell cannot change what a test checks.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessRunner.Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessRunner.Result {
         let environment = ["HOSTPIN_UPSTREAMS": ""].merging(environment) { $1 }
-        return try ProcessRunner.run(try path(), arguments, environment: environment)
+        return try await ProcessRunner.run(try path(), arguments, environment: environment)
     }
 }

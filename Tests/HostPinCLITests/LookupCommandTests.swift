@@ -7,19 +7,19 @@ import Testing
     let lab: Lab
     init() throws { lab = try Lab.current() }
 
-    private func lookup(_ arguments: String...) throws -> ProcessRunner.Result {
-        try HostPinBinary.run(["lookup"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "1"])
+    private func lookup(_ arguments: String...) async throws -> ProcessRunner.Result {
+        try await HostPinBinary.run(["lookup"] + arguments + ["--server", "\(lab.trustedDNS)", "--timeout", "1"])
     }
 
-    @Test func addressRecordPrintsOneDigLine() throws {
-        let result = try lookup("www.example.test")
+    @Test func addressRecordPrintsOneDigLine() async throws {
+        let result = try await lookup("www.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
         #expect(result.standardError == "")
     }
 
-    @Test func cnamePrintsItsOwnTTLBeforeTheAddress() throws {
-        let result = try lookup("alias.example.test")
+    @Test func cnamePrintsItsOwnTTLBeforeTheAddress() async throws {
+        let result = try await lookup("alias.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             alias.example.test. 5 IN CNAME www.example.test.
@@ -28,8 +28,8 @@ import Testing
             """)
     }
 
-    @Test func cnameChainPrintsEveryLinkInOrder() throws {
-        let result = try lookup("chain.example.test")
+    @Test func cnameChainPrintsEveryLinkInOrder() async throws {
+        let result = try await lookup("chain.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             chain.example.test. 30 IN CNAME alias.example.test.
@@ -39,20 +39,20 @@ import Testing
             """)
     }
 
-    @Test func ipv6AddressPrintsAsAAAA() throws {
-        let result = try lookup("v6only.example.test", "--family", "6")
+    @Test func ipv6AddressPrintsAsAAAA() async throws {
+        let result = try await lookup("v6only.example.test", "--family", "6")
         #expect(result.status == 0)
         #expect(result.standardOutput == "v6only.example.test. 3600 IN AAAA ::1\n")
     }
 
-    @Test func familyAnyPrintsAThenAAAA() throws {
-        let result = try lookup("dual.example.test")
+    @Test func familyAnyPrintsAThenAAAA() async throws {
+        let result = try await lookup("dual.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == "dual.example.test. 3600 IN A 127.0.0.10\ndual.example.test. 3600 IN AAAA ::1\n")
     }
 
-    @Test func namesPrintInArgumentOrder() throws {
-        let result = try lookup("cdn.example.test", "www.example.test", "cdn.example.test", "xn--bcher-kva.example.test")
+    @Test func namesPrintInArgumentOrder() async throws {
+        let result = try await lookup("cdn.example.test", "www.example.test", "cdn.example.test", "xn--bcher-kva.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             cdn.example.test. 3600 IN A 127.0.0.11
@@ -63,50 +63,50 @@ import Testing
             """)
     }
 
-    @Test func unicodeNameIsLookedUpByItsALabel() throws {
-        let result = try lookup("bücher.example.test")
+    @Test func unicodeNameIsLookedUpByItsALabel() async throws {
+        let result = try await lookup("bücher.example.test")
         #expect(result.status == 0)
         #expect(result.standardOutput == "xn--bcher-kva.example.test. 3600 IN A 127.0.0.10\n")
     }
 
-    @Test func truncatedAnswerIsRetriedOverTCP() throws {
-        let result = try lookup("big.example.test")
+    @Test func truncatedAnswerIsRetriedOverTCP() async throws {
+        let result = try await lookup("big.example.test")
         #expect(result.status == 0)
         let lines = result.standardOutput.split(separator: "\n")
         #expect(lines.count == 100)
         #expect(lines.allSatisfy { $0.hasPrefix("big.example.test. 3600 IN A 127.0.") })
     }
 
-    @Test func tcpFlagGivesTheSameAnswer() throws {
-        let result = try lookup("www.example.test", "--tcp")
+    @Test func tcpFlagGivesTheSameAnswer() async throws {
+        let result = try await lookup("www.example.test", "--tcp")
         #expect(result.status == 0)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
     }
 
-    @Test func nxdomainExitsOneWithASentence() throws {
-        let result = try lookup("nx.example.test")
+    @Test func nxdomainExitsOneWithASentence() async throws {
+        let result = try await lookup("nx.example.test")
         #expect(result.status == 1)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)\n")
     }
 
-    @Test func nodataForTheFamilyExitsOne() throws {
-        let result = try lookup("v6only.example.test", "--family", "4")
+    @Test func nodataForTheFamilyExitsOne() async throws {
+        let result = try await lookup("v6only.example.test", "--family", "4")
         #expect(result.status == 1)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: v6only.example.test: NODATA (the name exists but has no IPv4 (A) record)\n")
     }
 
-    @Test func oneMissingNameAmongResolvedOnesExitsOne() throws {
-        let result = try lookup("www.example.test", "nx.example.test")
+    @Test func oneMissingNameAmongResolvedOnesExitsOne() async throws {
+        let result = try await lookup("www.example.test", "nx.example.test")
         #expect(result.status == 1)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
         #expect(result.standardError == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)\n")
     }
 
-    @Test func upstreamFailureOutranksNXDOMAIN() throws {
+    @Test func upstreamFailureOutranksNXDOMAIN() async throws {
         // NSD refuses names outside its zone: REFUSED is an upstream failure (3), NXDOMAIN an answer (1).
-        let result = try lookup("nx.example.test", "outside.invalid", "www.example.test")
+        let result = try await lookup("nx.example.test", "outside.invalid", "www.example.test")
         #expect(result.status == 3)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
         let errors = result.standardError.split(separator: "\n")
@@ -115,9 +115,9 @@ import Testing
         #expect(errors.last == "hostpin: no trusted upstream answered: \(lab.trustedDNS): REFUSED")
     }
 
-    @Test func closedPortUpstreamExitsThree() throws {
+    @Test func closedPortUpstreamExitsThree() async throws {
         // The ICMP port-unreachable reaches c-ares as ARES_ECONNREFUSED: HostPin says "port unreachable".
-        let result = try HostPinBinary.run(["lookup", "www.example.test", "nx.example.test",
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", "nx.example.test",
                                             "--server", SilentUpstream.closedPort, "--timeout", "1"])
         #expect(result.status == 3)
         #expect(result.standardOutput == "")
@@ -128,10 +128,10 @@ import Testing
         })
     }
 
-    @Test func silentUpstreamExitsThreeWithinTheBudget() throws {
-        try SilentUpstream.with { silent in
+    @Test func silentUpstreamExitsThreeWithinTheBudget() async throws {
+        try await SilentUpstream.with { silent in
             let started = ContinuousClock.now
-            let result = try HostPinBinary.run(["lookup", "www.example.test", "--server", silent, "--timeout", "1"])
+            let result = try await HostPinBinary.run(["lookup", "www.example.test", "--server", silent, "--timeout", "1"])
             #expect(ContinuousClock.now - started < .seconds(3))
             #expect(result.status == 3)
             #expect(result.standardOutput == "")
@@ -139,9 +139,9 @@ import Testing
         }
     }
 
-    @Test func silentFirstUpstreamFailsOverToTheNext() throws {
-        try SilentUpstream.with { silent in
-            let result = try HostPinBinary.run(["lookup", "www.example.test", "--server", silent,
+    @Test func silentFirstUpstreamFailsOverToTheNext() async throws {
+        try await SilentUpstream.with { silent in
+            let result = try await HostPinBinary.run(["lookup", "www.example.test", "--server", silent,
                                                 "--server", "\(lab.trustedDNS)", "--timeout", "2"])
             #expect(result.status == 0)
             #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")

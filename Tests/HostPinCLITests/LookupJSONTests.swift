@@ -15,9 +15,9 @@ import Testing
         }
     }
 
-    @Test func resolutionHasEveryFieldWithItsValue() throws {
+    @Test func resolutionHasEveryFieldWithItsValue() async throws {
         let before = Date()
-        let result = try HostPinBinary.run(["lookup", "www.example.test", "--json", "--server", "\(lab.trustedDNS)"])
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 0)
         let object = try #require(try objects(result).first)
         #expect(Set(object.keys) == ["name", "addresses", "cnames", "ttl", "upstream", "source", "receivedAt"])
@@ -40,8 +40,8 @@ import Testing
         #expect(received.timeIntervalSinceNow < 1)
     }
 
-    @Test func cnameChainAndMinimumTTLAreReported() throws {
-        let result = try HostPinBinary.run(["lookup", "alias.example.test", "--json", "--server", "\(lab.trustedDNS)"])
+    @Test func cnameChainAndMinimumTTLAreReported() async throws {
+        let result = try await HostPinBinary.run(["lookup", "alias.example.test", "--json", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 0)
         let object = try #require(try objects(result).first)
         let cnames = try #require(object["cnames"] as? [[String: Any]])
@@ -52,15 +52,15 @@ import Testing
         #expect(object["ttl"] as? Int == 5)
     }
 
-    @Test func ipv6AddressHasFamilySix() throws {
-        let result = try HostPinBinary.run(["lookup", "v6only.example.test", "--json", "--server", "\(lab.trustedDNS)"])
+    @Test func ipv6AddressHasFamilySix() async throws {
+        let result = try await HostPinBinary.run(["lookup", "v6only.example.test", "--json", "--server", "\(lab.trustedDNS)"])
         let address = try #require((try objects(result).first?["addresses"] as? [[String: Any]])?.first)
         #expect(address["address"] as? String == "::1")
         #expect(address["family"] as? Int == 6)
     }
 
-    @Test func failedNamesGiveErrorObjectsInArgumentOrder() throws {
-        let result = try HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "outside.invalid",
+    @Test func failedNamesGiveErrorObjectsInArgumentOrder() async throws {
+        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "outside.invalid",
                                             "--json", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 3)
         let objects = try objects(result)
@@ -73,8 +73,8 @@ import Testing
         #expect(objects[2]["code"] as? String == "upstreams_failed")
     }
 
-    @Test func nodataHasItsCode() throws {
-        let result = try HostPinBinary.run(["lookup", "v6only.example.test", "--family", "4", "--json",
+    @Test func nodataHasItsCode() async throws {
+        let result = try await HostPinBinary.run(["lookup", "v6only.example.test", "--family", "4", "--json",
                                             "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 1)
         #expect(try objects(result).first?["code"] as? String == "nodata")
@@ -82,11 +82,11 @@ import Testing
 }
 
 extension LookupJSONTests {
-    @Test func exhaustedBudgetHasTheTimeoutCode() throws {
+    @Test func exhaustedBudgetHasTheTimeoutCode() async throws {
         // Two silent upstreams need 2 × (50 ms + 100 ms) of c-ares tries, far beyond a 0.1 s budget.
-        try SilentUpstream.with { first in
-            try SilentUpstream.with { second in
-                let result = try HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "0.1",
+        try await SilentUpstream.with { first in
+            try await SilentUpstream.with { second in
+                let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "0.1",
                                                     "--server", first, "--server", second])
                 #expect(result.status == 3)
                 let object = try #require(try objects(result).first)

@@ -17,7 +17,7 @@ enum SilentUpstream {
     }
 
     /// Binds a UDP socket to 127.0.0.1 on a free port and passes `body` its `ip:port`.
-    static func with<T>(_ body: (String) throws -> T) throws -> T {
+    static func with<T>(_ body: (String) async throws -> T) async throws -> T {
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { throw SocketError(call: "socket", code: errno) }
         defer { close(descriptor) }
@@ -32,7 +32,7 @@ enum SilentUpstream {
             }
         }
         guard bound else { throw SocketError(call: "bind", code: errno) }
-        return try body("127.0.0.1:\(UInt16(bigEndian: address.sin_port))")
+        return try await body("127.0.0.1:\(UInt16(bigEndian: address.sin_port))")
     }
 
     /// A loopback port nothing listens on: UDP queries sent there are answered by ICMP port unreachable.

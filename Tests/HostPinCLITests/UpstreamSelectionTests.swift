@@ -13,31 +13,31 @@ import Testing
         return try #require(object as? [String: Any])["upstream"] as? String
     }
 
-    @Test func environmentIsUsedWithoutServerFlags() throws {
-        let result = try HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1"],
+    @Test func environmentIsUsedWithoutServerFlags() async throws {
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1"],
                                            environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS2)"])
         #expect(result.status == 0)
         #expect(try upstream(result) == "\(lab.trustedDNS2)")
     }
 
-    @Test func environmentListIsTriedInOrder() throws {
+    @Test func environmentListIsTriedInOrder() async throws {
         let list = "\(SilentUpstream.closedPort), \(lab.trustedDNS2)"
-        let result = try HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1"],
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1"],
                                            environment: ["HOSTPIN_UPSTREAMS": list])
         #expect(result.status == 0)
         #expect(try upstream(result) == "\(lab.trustedDNS2)")
     }
 
-    @Test func serverFlagWinsOverTheEnvironment() throws {
-        let result = try HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1",
+    @Test func serverFlagWinsOverTheEnvironment() async throws {
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--timeout", "1",
                                             "--server", "\(lab.trustedDNS)"],
                                            environment: ["HOSTPIN_UPSTREAMS": SilentUpstream.closedPort])
         #expect(result.status == 0)
         #expect(try upstream(result) == "\(lab.trustedDNS)")
     }
 
-    @Test func invalidEnvironmentIsAUsageError() throws {
-        let result = try HostPinBinary.run(["lookup", "www.example.test"],
+    @Test func invalidEnvironmentIsAUsageError() async throws {
+        let result = try await HostPinBinary.run(["lookup", "www.example.test"],
                                            environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS),dns.example"])
         #expect(result.status == 2)
         #expect(result.standardError == """

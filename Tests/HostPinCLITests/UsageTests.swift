@@ -8,8 +8,8 @@ import Testing
     /// parsing unexpectedly succeeds.
     private let unused = SilentUpstream.closedPort
 
-    @Test func toolHelpListsSubcommandsDefaultsAndExitCodes() throws {
-        let result = try HostPinBinary.run(["--help"])
+    @Test func toolHelpListsSubcommandsDefaultsAndExitCodes() async throws {
+        let result = try await HostPinBinary.run(["--help"])
         #expect(result.status == 0)
         #expect(result.standardError == "")
         #expect(result.standardOutput.contains("USAGE: hostpin <subcommand> [options]"))
@@ -20,13 +20,13 @@ import Testing
         #expect(result.standardOutput.contains("1.1.1.1:53, 8.8.8.8:53, 9.9.9.9:53"))
         #expect(result.standardOutput.contains("HOSTPIN_UPSTREAMS"))
         #expect(result.standardOutput.contains("  4  compare: the local resolver's answer contradicts"))
-        #expect(try HostPinBinary.run(["-h"]).standardOutput == result.standardOutput)
-        #expect(try HostPinBinary.run(["help"]).standardOutput == result.standardOutput)
+        #expect(try await HostPinBinary.run(["-h"]).standardOutput == result.standardOutput)
+        #expect(try await HostPinBinary.run(["help"]).standardOutput == result.standardOutput)
     }
 
     @Test(arguments: ["lookup", "compare"])
-    func subcommandHelpIsTheSameEveryWay(_ name: String) throws {
-        let result = try HostPinBinary.run([name, "--help"])
+    func subcommandHelpIsTheSameEveryWay(_ name: String) async throws {
+        let result = try await HostPinBinary.run([name, "--help"])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("USAGE: hostpin \(name) NAME"))
         #expect(result.standardOutput.contains("--server IP:PORT"))
@@ -34,14 +34,14 @@ import Testing
         #expect(result.standardOutput.contains("--timeout SECONDS"))
         #expect(result.standardOutput.contains("1.1.1.1:53, 8.8.8.8:53, 9.9.9.9:53"))
         #expect(result.standardOutput.contains("EXIT STATUS:\n  0  "))
-        #expect(try HostPinBinary.run([name, "-h"]).standardOutput == result.standardOutput)
-        #expect(try HostPinBinary.run(["help", name]).standardOutput == result.standardOutput)
-        #expect(try HostPinBinary.run([name, "www.example.test", "--bogus", "--help"]).standardOutput
+        #expect(try await HostPinBinary.run([name, "-h"]).standardOutput == result.standardOutput)
+        #expect(try await HostPinBinary.run(["help", name]).standardOutput == result.standardOutput)
+        #expect(try await HostPinBinary.run([name, "www.example.test", "--bogus", "--help"]).standardOutput
                     == result.standardOutput)
     }
 
-    @Test func versionPrintsTheVersion() throws {
-        let result = try HostPinBinary.run(["--version"])
+    @Test func versionPrintsTheVersion() async throws {
+        let result = try await HostPinBinary.run(["--version"])
         #expect(result.status == 0)
         #expect(result.standardOutput == "hostpin 0.1.0\n")
     }
@@ -53,8 +53,8 @@ import Testing
         ("bad name.example.test",
          "'bad name.example.test' is not a valid host name: it contains U+0020, which is not allowed in a host name."),
     ])
-    func invalidHostNameIsAUsageErrorWithTheReason(_ name: String, _ message: String) throws {
-        let result = try HostPinBinary.run(["lookup", "www.example.test", name, "--server", unused])
+    func invalidHostNameIsAUsageErrorWithTheReason(_ name: String, _ message: String) async throws {
+        let result = try await HostPinBinary.run(["lookup", "www.example.test", name, "--server", unused])
         #expect(result.status == 2)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin lookup --help'.\n")
@@ -78,8 +78,8 @@ import Testing
          "invalid value for '--local': 'nowhere' is not an IP address (expected IP or IP:PORT, IPv6 as [IP]:PORT)."),
         (["compare", "--server", "127.0.0.1:1"], "missing argument NAME (give the host name to compare)."),
     ])
-    func badCommandLineIsAUsageError(_ arguments: [String], _ message: String) throws {
-        let result = try HostPinBinary.run(arguments)
+    func badCommandLineIsAUsageError(_ arguments: [String], _ message: String) async throws {
+        let result = try await HostPinBinary.run(arguments)
         #expect(result.status == 2)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin \(arguments[0]) --help'.\n")
@@ -91,23 +91,23 @@ import Testing
         (["--verbose"], "unknown option '--verbose'."),
         (["help", "resolve"], "unknown subcommand 'resolve'; the subcommands are lookup, compare, fetch and help."),
     ])
-    func badSubcommandIsAUsageError(_ arguments: [String], _ message: String) throws {
-        let result = try HostPinBinary.run(arguments)
+    func badSubcommandIsAUsageError(_ arguments: [String], _ message: String) async throws {
+        let result = try await HostPinBinary.run(arguments)
         #expect(result.status == 2)
         #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin --help'.\n")
     }
 
-    @Test func equalsFormAndDoubleDashAreAccepted() throws {
+    @Test func equalsFormAndDoubleDashAreAccepted() async throws {
         let lab = try Lab.current()
-        let result = try HostPinBinary.run(["lookup", "--server=\(lab.trustedDNS)", "--family=4", "--timeout=1.5",
+        let result = try await HostPinBinary.run(["lookup", "--server=\(lab.trustedDNS)", "--family=4", "--timeout=1.5",
                                             "--", "www.example.test"])
         #expect(result.status == 0)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
     }
 
-    @Test func optionAfterDoubleDashIsAName() throws {
+    @Test func optionAfterDoubleDashIsAName() async throws {
         // Validated as a host name, not rejected as an unknown option: `--` ended the options.
-        let result = try HostPinBinary.run(["lookup", "--server", unused, "--", "--bad..name"])
+        let result = try await HostPinBinary.run(["lookup", "--server", unused, "--", "--bad..name"])
         #expect(result.status == 2)
         #expect(result.standardError.hasPrefix("hostpin: error: '--bad..name' is not a valid host name: "))
     }
