@@ -53,10 +53,13 @@ static inline int hostpin_ares_init_channel(ares_channel *channel,
     options.domains = NULL;
     options.lookups = lookups;
     options.ednspsz = 1232;
+    /* Many answers can arrive at once on one UDP socket (a batch of lookups): a small default receive
+       buffer drops them and the queries time out. */
+    options.socket_receive_buffer_size = 1 << 20;
     options.sock_state_cb = sock_state_cb;
     options.sock_state_cb_data = sock_state_data;
     optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_DOMAINS
-            | ARES_OPT_LOOKUPS | ARES_OPT_EDNSPSZ | ARES_OPT_NOROTATE | ARES_OPT_SOCK_STATE_CB;
+            | ARES_OPT_LOOKUPS | ARES_OPT_EDNSPSZ | ARES_OPT_SOCK_RCVBUF | ARES_OPT_NOROTATE | ARES_OPT_SOCK_STATE_CB;
 #if defined(ARES_OPT_QUERY_CACHE)
     options.qcache_max_ttl = 0;
     optmask |= ARES_OPT_QUERY_CACHE;

@@ -128,17 +128,21 @@ final class PinnedLoad: TransferSink {
     }
 
     /// The request to follow after `response`, per the redirect policy; `nil` to deliver `response`.
-    private func redirect(after response: HTTPURLResponse, to hop: PinnedRequest) -> URLRequest? {
-        guard let settings, var next = Redirect.next(after: response, to: hop.original) else { return nil }
+    private func redirect(after response: HTTPURLResponse, to hop: PinnedRequest) throws(URLError) -> URLRequest? {
+        guard let settings else { return nil }
+        let decide: (@Sendable (HTTPURLResponse, URLRequest) -> URLRequest?)?
+        switch settings.redirects {
+        case .doNotFollow: return nil
+        case .follow: decide = nil
+        case .decide(let policy): decide = policy
+        }
+        guard var next = try Redirect.next(after: response, to: hop.original) else { return nil }
         if hop.original.httpShouldHandleCookies, let storage = settings.cookieStorage, let url = next.url,
            let cookies = storage.cookies(for: url), !cookies.isEmpty {
             for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
         }
-        switch settings.redirects {
-        case .doNotFollow: return nil
-        case .follow: return next
-        case .decide(let decide): return decide(response, next)
-        }
+        guard let decide else { return next }
+        return decide(response, next)
     }
 
     /// Files the response's `Set-Cookie` fields under the hop's ORIGINAL URL, never a pinned address.
@@ -163,7 +167,16 @@ final class PinnedLoad: TransferSink {
         }) else { return }
         let presented = hop.presenting(response)
         storeCookies(from: presented, for: hop)
-        if let next = redirect(after: presented, to: hop) {
+        let redirect: URLRequest?
+        do throws(URLError) {
+            redirect = try self.redirect(after: presented, to: hop)
+        } catch {
+            state.withLock { $0.transfer }?.cancel()
+            fail(error)
+            state.withLock { $0.stopped = true }
+            return
+        }
+        if let next = redirect {
             if case .follow(let maxHops) = settings?.redirects, hops >= maxHops {
                 state.withLock { $0.transfer }?.cancel()
                 fail(URLError(.httpTooManyRedirects, url: hop.url, description: "more than \(maxHops) redirects"))

@@ -38,6 +38,7 @@ struct PinnedRequest: Sendable {
     func addressed(to address: IPAddress) -> URLRequest? {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         components.percentEncodedHost = address.uriHost
+        components.scheme = components.scheme?.lowercased()  // FoundationNetworking refuses "HTTP://"
         guard let pinnedURL = components.url else { return nil }
         var pinned = original
         pinned.url = pinnedURL
@@ -58,9 +59,11 @@ struct PinnedRequest: Sendable {
         return pinned
     }
 
-    /// The `CURLOPT_RESOLVE` entry that sends this URL's `host:port` to `address`.
-    func resolveEntry(for address: IPAddress) -> String {
-        "\(host):\(port):\(address.uriHost)"
+    /// The `CURLOPT_RESOLVE` entry that sends this URL's `host:port` to `address`; `nil` when the URL
+    /// names an IP literal, which curl connects to without any resolution.
+    func resolveEntry(for address: IPAddress) -> String? {
+        guard IPAddress(host) == nil else { return nil }
+        return "\(host):\(port):\(address.uriHost)"
     }
 
     /// `host` or `host:port`, the port only when it is not the scheme's default (RFC 9110 §7.2, §4.2.1).

@@ -62,15 +62,21 @@ public final class PinnedURLProtocol: URLProtocol {
         }
     }
 
-    /// Whether HostPin pins `request`: an `http` or `https` URL whose host is a name, not an IP literal
-    /// or `localhost` (RFC 6761 §6.3). The interceptor's own inner requests name an IP, so they are
-    /// never taken again.
+    /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal.
+    ///
+    /// Names (not `localhost`, RFC 6761 §6.3) are resolved and pinned. IP literals and `localhost` need no
+    /// resolution, but `https` ones still go through libcurl so the extra CA file applies, and IPv6
+    /// literals over `http` too (FoundationNetworking cannot fetch them). Plain `http` to an IPv4 literal
+    /// or `localhost` passes to URLSession untouched — which is also what keeps the interceptor from
+    /// taking its own inner requests, all of which name an IPv4 address.
     public override class func canInit(with request: URLRequest) -> Bool {
-        guard let url = request.url, ["http", "https"].contains(url.scheme?.lowercased()), let host = url.host,
-              !host.isEmpty
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty
         else { return false }
+        if scheme == "https" { return true }
+        guard scheme == "http" else { return false }
         guard let name = try? HostName.parse(host) else { return true }  // fails in startLoading, with the reason
-        return name.literalAddress == nil && !name.isLocalhost
+        if let literal = name.literalAddress { return literal.family == .v6 }
+        return !name.isLocalhost
     }
 
     /// `request` unchanged (on Linux this is never called; the rewrite happens in `startLoading`).

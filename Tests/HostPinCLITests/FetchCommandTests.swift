@@ -114,7 +114,7 @@ import Testing
         try await SilentUpstream.with { silent in
             let started = ContinuousClock.now
             let result = try await HostPinBinary.run(["fetch", "\(http)/whoami", "--server", silent, "--timeout", "1"])
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .milliseconds(4500))  // generous: a loaded 2-core machine
             #expect(result.status == 6)
             #expect(result.standardOutput == "")
             #expect(result.standardError.hasPrefix("hostpin: could not resolve host www.example.test: "))
@@ -137,7 +137,7 @@ import Testing
     @Test func maxTimeStopsASlowResponseWithTwentyEight() async throws {
         let started = ContinuousClock.now
         let result = try await fetch("\(http)/slow/5000", "--max-time", "1")
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .milliseconds(4500))  // generous: a loaded 2-core machine
         #expect(result.status == 28)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: operation timed out after 1 s (--max-time) with 0 bytes received\n")

@@ -124,7 +124,7 @@ import Testing
         let errors = result.standardError.split(separator: "\n")
         #expect(errors.count == 2)
         #expect(errors.allSatisfy {
-            $0 == "hostpin: no trusted upstream answered: \(SilentUpstream.closedPort): port unreachable (nothing listens there)"
+            $0 == "hostpin: no trusted upstream answered: \(SilentUpstream.closedPort): connection refused (port unreachable, or the connection was closed)"
         })
     }
 
@@ -132,7 +132,7 @@ import Testing
         try await SilentUpstream.with { silent in
             let started = ContinuousClock.now
             let result = try await HostPinBinary.run(["lookup", "www.example.test", "--server", silent, "--timeout", "1"])
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .milliseconds(4500))  // generous: a loaded 2-core machine
             #expect(result.status == 3)
             #expect(result.standardOutput == "")
             #expect(result.standardError == "hostpin: no trusted upstream answered: \(silent): timeout\n")

@@ -81,12 +81,15 @@ public final class DelayingRelay: Sendable {
         }
     }
 
-    /// Stops both threads (within their 100 ms receive timeout) and closes the sockets.
+    /// Stops both threads (within their 100 ms receive timeout) and then closes the sockets, without
+    /// blocking the caller (tests call this from Swift's small cooperative pool).
     public func stop() {
         state.withLock { $0.stopped = true }
-        Thread.sleep(forTimeInterval: 0.2)
-        close(front)
-        close(back)
+        let (front, back) = (front, back)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            close(front)
+            close(back)
+        }
     }
 
     private static func udpSocket() throws -> Int32 {

@@ -78,7 +78,7 @@ public final class FaultServer: Sendable {
     /// Starts the server in `mode`, relaying answers from `upstream`; returns once it reports `READY`.
     /// Waits by polling (never blocking a thread of the cooperative pool: tests run in parallel on it).
     ///
-    /// - Throws: ``StartFailure`` when the script does not report `READY` within 10 seconds.
+    /// - Throws: ``StartFailure`` when the script does not report `READY` within 30 seconds.
     public init(mode: Mode = .answer, upstream: Upstream?) async throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("hostpin-fault-\(UUID().uuidString.prefix(8))")
@@ -99,7 +99,7 @@ public final class FaultServer: Sendable {
         let pid = process.processIdentifier
         self.process = Mutex(process)
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
+        let deadline = clock.now + .seconds(30)  // Python start-up on a loaded 2-core machine
         var line = ""
         while clock.now < deadline {
             let text = (try? String(contentsOf: readyFile, encoding: .utf8)) ?? ""

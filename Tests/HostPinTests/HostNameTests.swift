@@ -11,6 +11,8 @@ import Testing
         ("xn--bcher-kva.example.test", "xn--bcher-kva.example.test"),
         ("straße.example.test", "xn--strae-oqa.example.test"),
         ("_service.example.test", "_service.example.test"),
+        ("www.example.test\u{3002}", "www.example.test"),
+        ("www\u{3002}example\u{3002}test", "www.example.test"),
         (String(repeating: "a", count: 63) + ".test", String(repeating: "a", count: 63) + ".test"),
     ])
     func normalisesToLowerCaseALabelsWithoutTrailingDot(input: String, expected: String) throws {
@@ -46,6 +48,11 @@ import Testing
         ("-json", .hyphenAtLabelEdge("-json")),
         ("www-.example.test", .hyphenAtLabelEdge("www-")),
         ("[127.0.0.1]", .badAddressLiteral),
+        ("127.0.0.1\u{0}.evil.example", .invalidCharacter("\u{0}")),
+        ("::1\u{0}x", .invalidCharacter("\u{0}")),
+        ("010.0.0.1", .numericTopLabel("1")),
+        ("0127.0.0.1", .numericTopLabel("1")),
+        ("www.example.0x7f", .numericTopLabel("0x7f")),
         ("[::1", .badAddressLiteral),
     ])
     func rejectsInvalidNamesWithTheReason(input: String, problem: HostNameProblem) {

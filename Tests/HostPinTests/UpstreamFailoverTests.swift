@@ -212,7 +212,7 @@ func timed<T>(_ body: () async throws -> T) async rethrows -> (T, Duration) {
 /// expectations report what was seen).
 func waitUntil(_ condition: () -> Bool) async throws {
     let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(5)
+    let deadline = clock.now + .seconds(20)
     while !condition() && clock.now < deadline {
         try await Task.sleep(for: .milliseconds(20))
     }

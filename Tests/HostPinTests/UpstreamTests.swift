@@ -23,6 +23,8 @@ import Testing
         ("127.0.0.1:", .badPort("127.0.0.1:")),
         ("127.0.0.1:+53", .badPort("127.0.0.1:+53")),
         ("[::1]x", .notAnAddress("[::1]x")),
+        ("[127.0.0.1]:53", .notAnAddress("[127.0.0.1]:53")),
+        ("127.0.0.1\u{0}junk", .notAnAddress("127.0.0.1\u{0}junk")),
         ("", .notAnAddress("")),
     ])
     func rejectsWhatIsNotAnAddressAndPort(text: String, error: Upstream.ParseError) {

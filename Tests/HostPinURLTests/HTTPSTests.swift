@@ -57,6 +57,22 @@ extension InterceptorTests {
             #expect(error?.code == .serverCertificateUntrusted)
         }
 
+        @Test(arguments: ["localhost", "127.0.0.1", "[::1]"])
+        func literalAndLocalhostHTTPSUseTheExtraCAFile(host: String) async throws {
+            // No resolution needed, but libcurl (with the lab CA) still makes the connection.
+            let session = try PinnedLab.session()
+            let (data, _) = try await session.data(from: try PinnedLab.url(host, "/whoami", scheme: "https"))
+            #expect(String(decoding: data, as: UTF8.self).hasPrefix("origin="))
+            #expect(String(decoding: data, as: UTF8.self).hasSuffix(" host=\(host):\(port)\n"))
+        }
+
+        @Test func upperCaseSchemeIsPinned() async throws {
+            let session = try PinnedLab.session()
+            let url = try #require(URL(string: "HTTP://www.example.test:\(lab.httpPort)/whoami"))
+            let (data, _) = try await session.data(from: url)
+            #expect(String(decoding: data, as: UTF8.self) == "origin=www host=www.example.test:\(lab.httpPort)\n")
+        }
+
         @Test func tlsToAPlainHTTPServerIsSecureConnectionFailed() async throws {
             let session = try PinnedLab.session()
             let url = try #require(URL(string: "https://www.example.test:\(lab.httpPort)/whoami"))

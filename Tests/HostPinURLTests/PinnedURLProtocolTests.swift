@@ -84,7 +84,9 @@ extension InterceptorTests {
             ("HTTP://www.example.test/", true),
             ("https://www.example.test/", true),
             ("http://127.0.0.10/", false),
-            ("http://[::1]/", false),
+            ("http://[::1]/", true),
+            ("https://127.0.0.10/", true),
+            ("https://localhost/", true),
             ("http://localhost/", false),
             ("ftp://www.example.test/", false),
         ])

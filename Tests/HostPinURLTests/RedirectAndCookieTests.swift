@@ -107,6 +107,21 @@ extension InterceptorTests {
             #expect(text(data) == "cookie=cdn=2\n")
         }
 
+        @Test func redirectToAnotherSchemeIsRefusedWhenFollowing() async throws {
+            let session = try PinnedLab.session()
+            let error = await #expect(throws: URLError.self) {
+                try await session.data(from: try PinnedLab.url("www.example.test", "/redirect/302?to=file:///etc/passwd"))
+            }
+            #expect(error?.code == .unsupportedURL)
+        }
+
+        @Test func redirectToAnIPv6LiteralIsFollowed() async throws {
+            let session = try PinnedLab.session()
+            let target = "http://[::1]:\(lab.httpPort)/whoami"
+            let (data, _) = try await session.data(from: try PinnedLab.url("www.example.test", "/redirect/302?to=\(target)"))
+            #expect(text(data) == "origin=v6 host=[::1]:\(lab.httpPort)\n")
+        }
+
         @Test func nextRequestDropsCredentialsAcrossHosts() throws {
             let url = try #require(URL(string: "http://www.example.test/a"))
             var request = URLRequest(url: url)
@@ -115,7 +130,7 @@ extension InterceptorTests {
             request.setValue("a=1", forHTTPHeaderField: "Cookie")
             let redirect = try #require(HTTPURLResponse(url: url, statusCode: 307, httpVersion: nil,
                                                         headerFields: ["Location": "http://cdn.example.test/b"]))
-            let next = try #require(Redirect.next(after: redirect, to: request))
+            let next = try #require(try Redirect.next(after: redirect, to: request))
             #expect(next.url?.absoluteString == "http://cdn.example.test/b")
             #expect(next.value(forHTTPHeaderField: "Host") == nil)
             #expect(next.value(forHTTPHeaderField: "Authorization") == nil)

@@ -16,8 +16,9 @@ import Musl
 /// 4. ASCII is lower-cased; any other name is converted to A-labels with libidn2 under UTS #46
 ///    non-transitional processing (RFC 5891, UTS #46 §4), as curl does: `bücher.example.test`
 ///    becomes `xn--bcher-kva.example.test`.
-/// 5. Each label must hold 1-63 octets of letters, digits, `-` or `_`, not begin or end with `-`, and
-///    the whole name at most 253 octets (RFC 1035 §2.3.4, RFC 1123 §2.1).
+/// 5. Each label must hold 1-63 octets of letters, digits, `-` or `_`, not begin or end with `-`, the
+///    last label must not be numeric (so `010.0.0.1` is neither a name nor an address), and the whole
+///    name at most 253 octets (RFC 1035 §2.3.4, RFC 1123 §2.1).
 public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable {
     /// The normalised text: A-labels in lower case without a trailing dot, or an IP address's
     /// canonical text (IPv6 without brackets).
@@ -39,6 +40,9 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
         var name = Substring(input)
         if name.hasSuffix(".") { name = name.dropLast() }
         if name.isEmpty { throw .badName(input, .empty) }
+        if let bad = name.unicodeScalars.first(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw .badName(input, .invalidCharacter(Character(bad)))
+        }
         if name.hasPrefix("[") {
             guard name.hasSuffix("]"), let v6 = IPAddress(String(name.dropFirst().dropLast())), v6.family == .v6
             else { throw .badName(input, .badAddressLiteral) }
@@ -47,10 +51,9 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
         if let address = IPAddress(String(name)) {
             return HostName(text: address.description, literalAddress: address)
         }
-        if let bad = name.unicodeScalars.first(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            throw .badName(input, .invalidCharacter(Character(bad)))
-        }
-        let ascii = name.allSatisfy(\.isASCII) ? name.lowercased() : try toALabels(String(name), input: input)
+        var ascii = name.allSatisfy(\.isASCII) ? name.lowercased() : try toALabels(String(name), input: input)
+        // A trailing ideographic or fullwidth full stop becomes "." only in the IDNA mapping.
+        if ascii.hasSuffix("."), !input.hasSuffix(".") { ascii.removeLast() }
         try validate(ascii, input: input)
         return HostName(text: ascii, literalAddress: nil)
     }
@@ -87,6 +90,11 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
                 throw .badName(input, .invalidCharacter(bad))
             }
         }
+        // An all-numeric last label is no host name (RFC 1123 §2.1, RFC 3696 §2) but an address in a form
+        // inet_pton refuses and resolvers read their own way: `010.0.0.1` is 10.0.0.1 to c-ares, 8.0.0.1 to curl.
+        if let last = name.split(separator: ".").last, last.allSatisfy(\.isNumber) || last.hasPrefix("0x") {
+            throw .badName(input, .numericTopLabel(String(last)))
+        }
     }
 }
 
@@ -96,6 +104,7 @@ public enum HostNameProblem: Sendable, Hashable, CustomStringConvertible {
     case emptyLabel
     case labelTooLong(String)
     case hyphenAtLabelEdge(String)
+    case numericTopLabel(String)
     case nameTooLong(octets: Int)
     case invalidCharacter(Character)
     case badAddressLiteral
@@ -107,6 +116,8 @@ public enum HostNameProblem: Sendable, Hashable, CustomStringConvertible {
         case .emptyLabel: "it has an empty label (two dots in a row, or a leading dot)"
         case .labelTooLong(let label): "label '\(label)' is longer than 63 octets"
         case .hyphenAtLabelEdge(let label): "label '\(label)' begins or ends with a hyphen"
+        case .numericTopLabel(let label):
+            "its last label '\(label)' is numeric: an IP address must be a dotted quad or IPv6, a name needs a letter there"
         case .nameTooLong(let octets): "it is \(octets) octets long, more than 253"
         case .invalidCharacter(let character):
             "it contains \(character.unicodeScalars.map(Self.codePoint).joined()), which is not allowed in a host name"

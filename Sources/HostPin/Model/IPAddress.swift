@@ -23,6 +23,8 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessSt
 
     /// Parses `127.0.0.1` or `::1` (no brackets, no zone index); `nil` for anything else.
     public init?(_ description: String) {
+        // inet_pton reads a C string: it would stop at an embedded NUL and accept "127.0.0.1\0evil".
+        guard !description.utf8.contains(0) else { return nil }
         if let bytes = Self.parse(description, family: AF_INET, count: 4) {
             self.init(family: .v4, bytes: bytes)
         } else if let bytes = Self.parse(description, family: AF_INET6, count: 16) {

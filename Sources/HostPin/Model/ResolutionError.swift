@@ -46,8 +46,8 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         case servfail
         /// RCODE 5, REFUSED (RFC 1035 §4.1.1).
         case refused
-        /// Nothing listens at the upstream's port: ICMP port unreachable or a TCP reset
-        /// (c-ares `ARES_ECONNREFUSED`).
+        /// The upstream's port refused: ICMP port unreachable, a TCP reset, or a TCP connection closed
+        /// before the answer (c-ares `ARES_ECONNREFUSED`).
         case unreachable
         /// The answer could not be parsed (FORMERR, a malformed or mismatched message).
         case badResponse
@@ -59,7 +59,7 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
             case .timeout: "timeout"
             case .servfail: "SERVFAIL"
             case .refused: "REFUSED"
-            case .unreachable: "port unreachable (nothing listens there)"
+            case .unreachable: "connection refused (port unreachable, or the connection was closed)"
             case .badResponse: "malformed answer"
             case .other(let code, let message): "\(message) (c-ares status \(code))"
             }

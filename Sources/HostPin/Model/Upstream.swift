@@ -54,7 +54,8 @@ public struct Upstream: Sendable, Hashable, CustomStringConvertible, LosslessStr
             hostPart = text[..<colon]
             portPart = text[text.index(after: colon)...]
         }
-        guard let address = IPAddress(String(hostPart)) else { throw .notAnAddress(text) }
+        guard let address = IPAddress(String(hostPart)), address.family == .v6 || !text.hasPrefix("[")
+        else { throw .notAnAddress(text) }
         guard let portText = portPart else { return Upstream(address: address) }
         guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0 else { throw .badPort(text) }
         return Upstream(address: address, port: port)

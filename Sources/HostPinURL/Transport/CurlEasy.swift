@@ -54,8 +54,10 @@ final class CurlEasy {
         set(hostpin_curl_setopt_string(raw, CURLOPT_URL, url.absoluteString))
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: id)))
         // Connect to the pinned address; the URL keeps the name for Host, SNI and the certificate check.
-        resolveList = curl_slist_append(nil, job.resolve)
-        set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+        if let resolve = job.resolve {
+            resolveList = curl_slist_append(nil, resolve)
+            set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+        }
         // Never ask the system resolver or an environment proxy about the name.
         set(hostpin_curl_setopt_string(raw, CURLOPT_NOPROXY, "*"))
         set(hostpin_curl_setopt_string(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
@@ -111,8 +113,10 @@ final class CurlEasy {
         if method != "GET" && method != "POST" && method != "HEAD" {
             set(hostpin_curl_setopt_string(raw, CURLOPT_CUSTOMREQUEST, method))
         }
-        // "Expect:" turns off curl's 100-continue round trip, which URLSession does not make either.
-        for line in (request.allHTTPHeaderFields ?? [:]).map({ "\($0.key): \($0.value)" }) + ["Expect:"] {
+        // "Expect:" turns off curl's 100-continue round trip, which URLSession does not make either. Host
+        // comes from the URL, as on the URLSession path: an application's own Host header is not sent.
+        let fields = (request.allHTTPHeaderFields ?? [:]).filter { $0.key.lowercased() != "host" }
+        for line in fields.map({ "\($0.key): \($0.value)" }) + ["Expect:"] {
             headerList = curl_slist_append(headerList, line)
         }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList))

@@ -59,8 +59,8 @@ final class CurlTransport: Transport {
 struct CurlJob: Sendable {
     let request: URLRequest
     let body: RequestBody
-    /// The `CURLOPT_RESOLVE` entry `host:port:address`.
-    let resolve: String
+    /// The `CURLOPT_RESOLVE` entry `host:port:address`; `nil` for a URL naming an IP literal.
+    let resolve: String?
     let tls: CurlTransport.TLS
     let sink: any TransferSink
 }

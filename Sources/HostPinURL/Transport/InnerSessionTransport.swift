@@ -29,34 +29,60 @@ final class InnerSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Creates and resumes the inner task for `request` addressed to `address`. Must not run on
-    /// FoundationNetworking's work queue: `resume()` does a `sync` onto it (the deadlock trap in DESIGN.md).
+    /// Creates and resumes the inner task for `request` addressed to `address`, on a Dispatch thread:
+    /// never on FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in
+    /// DESIGN.md), and not on Swift's cooperative pool either, whose few threads would wait while that
+    /// one queue is busy with every transfer in the process.
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
         guard let addressed = request.addressed(to: address) else {
             sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
-            return Finished()
+            return InnerTask(router: router)
         }
-        let task = session.dataTask(with: addressed)
-        router.add(sink, for: task.taskIdentifier)
-        task.resume()
-        return InnerTask(task: task, identifier: task.taskIdentifier, router: router)
+        let handle = InnerTask(router: router)
+        let (session, router) = (session, router)
+        DispatchQueue.global().async {
+            let task = session.dataTask(with: addressed)
+            router.add(sink, for: task.taskIdentifier)
+            if handle.attach(task) { task.resume() } else { router.remove(task.taskIdentifier) }
+        }
+        return handle
     }
 
-    private struct Finished: TransferHandle {
-        func cancel() {}
-    }
+    /// The inner task once created; cancelling before that prevents it from starting.
+    private final class InnerTask: TransferHandle {
+        private struct State {
+            var task: URLSessionDataTask?
+            var cancelled = false
+        }
 
-    private struct InnerTask: TransferHandle {
-        let task: URLSessionDataTask
-        let identifier: Int
-        let router: Router
+        private let router: Router
+        private let state = Mutex(State())
+
+        init(router: Router) {
+            self.router = router
+        }
+
+        /// Records `task`; false when the transfer was cancelled before it existed.
+        func attach(_ task: URLSessionDataTask) -> Bool {
+            state.withLock { state in
+                guard !state.cancelled else { return false }
+                state.task = task
+                return true
+            }
+        }
 
         /// Called from `stopLoading`, on FoundationNetworking's work queue, where 6.3's
         /// `URLSessionTask.cancel()` would `sync` onto that same queue and trap: cancel from elsewhere.
         func cancel() {
-            router.remove(identifier)
-            let task = task
-            DispatchQueue.global().async { task.cancel() }
+            guard let task = state.withLock({ state -> URLSessionDataTask? in
+                state.cancelled = true
+                return state.task
+            }) else { return }
+            let router = router
+            DispatchQueue.global().async {
+                router.remove(task.taskIdentifier)
+                task.cancel()
+            }
         }
     }
 
