@@ -240,11 +240,11 @@ final class PinnedLoad: TransferSink {
 ///
 /// @unchecked Sendable: `URLProtocol` is explicitly not Sendable, yet Foundation expects its client to
 /// be called from whatever queue the protocol works on (its own protocols call it from the shared work
-/// queue and their transfer threads). The box only reads the instance's `client`, which Foundation sets
-/// at creation and never changes; it holds no mutable state of its own, and `PinnedLoad.state` (a
-/// Mutex) decides whether a call may still happen. One transfer's events arrive one at a time (the
-/// inner session's serial delegate queue, or the curl thread), so client calls keep their order.
+/// queue and their transfer threads). `lock` guards every use of `owner`: each client call runs under
+/// it, so calls from different threads never overlap and keep their order. The calls only enqueue work
+/// on the session's queues (or resume a continuation), and never call back into this reference.
 final class ClientReference: @unchecked Sendable {
+    private let lock = NSLock()
     // Weak: the protocol instance owns its load, which owns this reference.
     private weak let owner: PinnedURLProtocol?
 
@@ -252,23 +252,26 @@ final class ClientReference: @unchecked Sendable {
         self.owner = owner
     }
 
+    private func call(_ body: (PinnedURLProtocol, any URLProtocolClient) -> Void) {
+        lock.withLock {
+            guard let owner, let client = owner.client else { return }
+            body(owner, client)
+        }
+    }
+
     func received(_ response: HTTPURLResponse) {
-        guard let owner else { return }
-        owner.client?.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
+        call { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
     }
 
     func loaded(_ data: Data) {
-        guard let owner else { return }
-        owner.client?.urlProtocol(owner, didLoad: data)
+        call { $1.urlProtocol($0, didLoad: data) }
     }
 
     func finished() {
-        guard let owner else { return }
-        owner.client?.urlProtocolDidFinishLoading(owner)
+        call { $1.urlProtocolDidFinishLoading($0) }
     }
 
     func failed(with error: URLError) {
-        guard let owner else { return }
-        owner.client?.urlProtocol(owner, didFailWithError: error)
+        call { $1.urlProtocol($0, didFailWithError: error) }
     }
 }
