@@ -1,16 +1,124 @@
-import Foundation
+import Synchronization
 
-/// Writing to the standard streams. Standard output goes through `print` (buffered, flushed at exit);
-/// standard error is written unbuffered through `FileHandle`, because the C `stderr` global is a
-/// mutable variable that Swift 6 will not share across concurrency domains.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writing to the standard streams, with `write(2)` on descriptors 1 and 2 (the C `stdout`/`stderr`
+/// globals are mutable variables Swift 6 will not share across concurrency domains, and Foundation's
+/// non-throwing `FileHandle.write(_:)` traps on a write error).
+///
+/// Standard output is unbuffered, one `write` per call, so results stream as they are printed; the first
+/// failure (`>/dev/full`, `>&-`) is remembered, later output is dropped, and ``finish(_:)`` turns it into
+/// exit status 1 with one sentence. Every line written to standard error is passed through ``escaped(_:)``
+/// first: messages echo user input, which must not move the cursor, recolour the terminal or add lines.
 enum Console {
-    /// Prints `line` and a newline to standard output.
-    static func out(_ line: String) {
-        print(line)
+    /// Why standard output could not be written, once it could not.
+    private static let outputFailure = Mutex<String?>(nil)
+    /// Serialises writes to standard error so concurrent messages stay whole lines.
+    private static let errorLock = Mutex(())
+
+    /// Makes sure descriptors 0, 1 and 2 are open before anything else opens a file or socket: a closed
+    /// one (`<&-`, `>&-`) would otherwise be taken by the next `open` or `socket`, and output meant for the
+    /// terminal would go into a DNS socket. A closed descriptor is filled with `/dev/null` opened the other
+    /// way round (0 write-only, 1 and 2 read-only), so reading or writing it still fails with `EBADF`, as
+    /// on the closed descriptor.
+    static func prepareStandardStreams() {
+        for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)]
+        where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let placeholder = open("/dev/null", flags)
+            if placeholder >= 0, placeholder != descriptor {
+                dup2(placeholder, descriptor)
+                close(placeholder)
+            }
+        }
     }
 
-    /// Writes `line` and a newline to standard error.
+    /// Writes `line` and a newline to standard output; `false` once output has failed.
+    @discardableResult
+    static func out(_ line: String) -> Bool {
+        out(lines: [line])
+    }
+
+    /// Writes `lines`, each with a newline, to standard output in one piece (so concurrent callers do not
+    /// interleave); `false` once output has failed.
+    @discardableResult
+    static func out(lines: [String]) -> Bool {
+        guard !lines.isEmpty else { return !outputFailed }
+        let text = lines.joined(separator: "\n") + "\n"
+        return outputFailure.withLock { failure in
+            guard failure == nil else { return false }
+            if let errorNumber = writeAll(Array(text.utf8), to: 1) {
+                failure = String(cString: strerror(errorNumber))
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Whether a write to standard output has failed.
+    static var outputFailed: Bool {
+        outputFailure.withLock { $0 != nil }
+    }
+
+    /// Writes `line`, escaped, and a newline to standard error. A failure there has nowhere to be
+    /// reported and is ignored.
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        let bytes = Array((escaped(line) + "\n").utf8)
+        errorLock.withLock { _ in _ = writeAll(bytes, to: 2) }
+    }
+
+    /// The exit status once the command is done: `status`, unless standard output could not be written —
+    /// then one sentence on standard error and 1 (a command that failed otherwise keeps its own status).
+    static func finish(_ status: ExitStatus) -> ExitStatus {
+        guard let reason = outputFailure.withLock({ $0 }) else { return status }
+        error("hostpin: cannot write output: \(reason)")
+        return status == .success ? .transferFailed : status
+    }
+
+    /// `text` with every scalar that could change how a terminal shows the message — C0 and C1 controls
+    /// (escape sequences, line breaks, NUL), DEL, the line and paragraph separators and the bidirectional
+    /// controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) — written as `\u{1B}`, so
+    /// a message stays one visible line that shows what was typed.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// Writes every byte of `bytes` to `descriptor`, retrying after signals, short writes and a full
+    /// non-blocking pipe; returns `errno` of the failure, `nil` on success.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                var waiting = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&waiting, 1, -1)
+            } else {
+                return written < 0 ? errno : EIO
+            }
+        }
+        return nil
     }
 }

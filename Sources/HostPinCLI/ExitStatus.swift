@@ -8,7 +8,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Every name resolved; for `compare`, the answers are consistent; for `fetch`, a response arrived.
     case success = 0
     /// At least one name does not exist (NXDOMAIN) or has no address of the family (NODATA); for
-    /// `fetch` (as ``transferFailed``), any failure without a code of its own.
+    /// `fetch` (as ``transferFailed``), any failure without a code of its own; for every command,
+    /// standard output could not be written.
     case notFound = 1
     /// The command line (or `HOSTPIN_UPSTREAMS`) is wrong: nothing was resolved.
     case usage = 2
@@ -32,6 +33,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case tooManyRedirects = 47
     /// `fetch`: the server's certificate is not trusted or is for another name (curl's 60).
     case certificateUntrusted = 60
+    /// `fetch --ca-file`: the file is readable but holds no PEM certificate (curl's 77).
+    case caFileProblem = 77
 
     /// `fetch`'s "anything else": the code `lookup` uses for a missing name, as curl uses 1 for
     /// failures it has no closer code for.
@@ -42,7 +45,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         let meaning = switch self {
         case .success: "success (lookup: every name resolved; compare: consistent; fetch: a response arrived)"
         case .notFound: "lookup: some name does not exist (NXDOMAIN) or has no address of the family (NODATA); "
-            + "fetch: any other failure"
+            + "fetch: any other failure; any command: the output cannot be written"
         case .usage: "usage error: bad option, value, host name, URL or HOSTPIN_UPSTREAMS"
         case .upstreamFailure: "a trusted upstream failed or timed out (wins over 1)"
         case .hijacked: "compare: the local resolver's answer contradicts the trusted one (hijacked)"
@@ -54,6 +57,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .tlsHandshakeFailed: "fetch: the TLS handshake failed"
         case .tooManyRedirects: "fetch -L: too many redirects"
         case .certificateUntrusted: "fetch: the server's certificate is not trusted for the host name"
+        case .caFileProblem: "fetch: problem with the CA certificate file (--ca-file holds no PEM certificate)"
         }
         return helpLine(meaning: meaning)
     }

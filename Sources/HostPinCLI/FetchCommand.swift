@@ -32,7 +32,9 @@ struct FetchCommand: Subcommand {
         \(TrustedOptions.helpLines)
                                (--timeout bounds each name resolution; --max-time the whole transfer.)
           --ca-file FILE       Also trust the CA certificates in FILE (PEM) for https, besides the
-                               system's. Certificate verification is never turned off.
+                               system's. Certificate verification is never turned off. A file that
+                               cannot be opened is a usage error (2); a regular file without a PEM
+                               certificate exits 77 before any request, whatever the URL's scheme.
           -i, --include        Print the status line (HTTP/1.1 CODE REASON) and the header fields
                                (sorted by name) before the body, with CRLF line ends as curl does.
           -o, --output FILE    Write the response to FILE instead of standard output (- for standard
@@ -70,7 +72,7 @@ struct FetchCommand: Subcommand {
         \(ExitStatus.transferFailed.helpLine(meaning: "any other failure (e.g. the connection broke, the output cannot be written)"))
         \(ExitStatus.usage.helpLine(meaning: "usage error: bad option or value, bad URL, unsupported scheme, invalid host name"))
         \([ExitStatus.couldNotResolve, .couldNotConnect, .httpError, .timedOut, .tlsHandshakeFailed, .tooManyRedirects,
-           .certificateUntrusted].map(\.helpLine).joined(separator: "\n"))
+           .certificateUntrusted, .caFileProblem].map(\.helpLine).joined(separator: "\n"))
         """
     }
 
@@ -91,11 +93,7 @@ struct FetchCommand: Subcommand {
         // Options with values first, so a value such as `-d -i` is not taken for a flag.
         options = try TrustedOptions(parsing: &parser)
         caFile = try parser.values("--ca-file") { path throws(UsageError) in
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw .unreadableFile(option: "--ca-file", path: path,
-                                      reason: FileManager.default.fileExists(atPath: path) ? "Permission denied"
-                                          : "No such file or directory")
-            }
+            try InputFile.checkReadable(path, option: "--ca-file")
             return path
         }.last
         let outputPath = try parser.values(anyOf: ["-o", "--output"]).last
@@ -120,6 +118,10 @@ struct FetchCommand: Subcommand {
     }
 
     func run() async -> ExitStatus {
+        if let caFile, let problem = Self.caFileProblem(caFile) {
+            Console.error("hostpin: problem with the CA certificate file \(caFile): \(problem)")
+            return .caFileProblem
+        }
         let resolver: CachingResolver
         do throws(ResolutionError) {
             resolver = CachingResolver(upstream: try TrustedResolver(configuration: options.configuration(useTCP: false)))
@@ -149,5 +151,29 @@ struct FetchCommand: Subcommand {
         let (status, sentence) = FetchFailure.report(outcome, url: request.url, maxTime: maxTime)
         if let sentence { Console.error("hostpin: \(sentence)") }
         return status
+    }
+
+    /// The PEM marker every certificate in a CA file begins with.
+    static let certificateMarker = Data("-----BEGIN CERTIFICATE-----".utf8)
+
+    /// Why libcurl could not use `path` as a CA file (its CURLE_SSL_CACERT_BADFILE, curl's exit 77),
+    /// checked before the request because HostPin's interceptor reports that libcurl error as an
+    /// untrusted certificate: a regular file with no `-----BEGIN CERTIFICATE-----` line. Other kinds of
+    /// file (a FIFO such as `<(cat ca.pem)`, a device) are left to libcurl, which must read them itself.
+    static func caFileProblem(_ path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let contents: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            contents = try handle.readToEnd() ?? Data()
+        } catch {
+            return "it cannot be read: \(FetchRequest.reason(error))"
+        }
+        guard contents.range(of: certificateMarker) != nil else {
+            return "it holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)"
+        }
+        return nil
     }
 }

@@ -114,8 +114,12 @@ struct FetchRequest: Sendable {
         if name.literalAddress == nil, !host.allSatisfy(\.isASCII) || components.percentEncodedHost?.contains("%") == true {
             components.percentEncodedHost = name.text
         }
-        if let port = components.port, !(1...65535).contains(port) {
-            throw .invalidURL(text, reason: "the port \(port) is not from 1 to 65535")
+        // `port` is nil for digits that overflow `Int`, while `url` keeps them: judge the text itself.
+        if let range = components.rangeOfPort, let string = components.string, !string[range].isEmpty {
+            let digits = string[range]
+            guard let port = Int(digits), (1...65535).contains(port) else {
+                throw .invalidURL(text, reason: "the port \(digits) is not from 1 to 65535")
+            }
         }
         if components.path.isEmpty { components.path = "/" }
         guard let url = components.url else { throw .invalidURL(text, reason: "it does not parse as a URL (RFC 3986)") }
@@ -124,15 +128,27 @@ struct FetchRequest: Sendable {
 
     /// One body part: `-d @FILE` without CR and LF (curl's rule), `--data-binary @FILE` byte for byte,
     /// `@-` standard input, `--data-raw` and anything not starting with `@` as given.
+    ///
+    /// Files are read to their end without asking their size first, as curl does, so a FIFO
+    /// (`@<(echo hi)`), `/dev/null` and `/dev/stdin` on a pipe work. Every read error is a usage error with
+    /// the system's reason (never a trap: `readDataToEndOfFile()` traps on a closed or unreadable stdin).
     static func dataPart(option: String, value: String) throws(UsageError) -> Data {
         guard !rawDataOptions.contains(option), value.hasPrefix("@") else { return Data(value.utf8) }
         let path = String(value.dropFirst())
         let contents: Data
-        if path == "-" {
-            contents = FileHandle.standardInput.readDataToEndOfFile()
+        if path.isEmpty {
+            throw .invalidValue(option: option, reason: "'@' names no file (the file name after @ is empty; @- reads standard input)")
+        } else if path == "-" {
+            do {
+                contents = try FileHandle.standardInput.readToEnd() ?? Data()
+            } catch {
+                throw .unreadableStandardInput(reason: Self.reason(error))
+            }
         } else {
             do {
-                contents = try Data(contentsOf: URL(fileURLWithPath: path))
+                let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+                defer { try? handle.close() }
+                contents = try handle.readToEnd() ?? Data()
             } catch {
                 throw .unreadableFile(option: option, path: path, reason: Self.reason(error))
             }
@@ -154,10 +170,21 @@ struct FetchRequest: Sendable {
         let name = String(text[..<colon])
         guard isFieldName(name) else { throw invalid }
         let value = text[text.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
-        guard !value.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+        // Scalars, not Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
             throw .invalidValue(option: option, reason: "the value of '\(name)' contains a line break")
         }
+        if let control = value.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
+            throw .invalidValue(option: option,
+                                reason: "the value of '\(name)' contains the control character \(Self.codePoint(control))")
+        }
         return (name, value.isEmpty ? nil : String(value))
+    }
+
+    /// `U+000D`: a scalar as the Unicode standard writes it.
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     private static func isFieldName(_ name: String) -> Bool {
@@ -174,14 +201,24 @@ struct FetchRequest: Sendable {
         }
     }
 
-    /// A short reason for a file error: the POSIX message when there is one.
+    /// A short reason for a file error, without a final period (the sentences around it add their own):
+    /// the POSIX message when there is one, never Foundation's "NSCocoaErrorDomain error 256".
     static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
         }
         if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError { return "No such file or directory" }
-        return nsError.localizedDescription
+        if nsError.domain == NSCocoaErrorDomain {
+            switch nsError.code {
+            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "No such file or directory"
+            case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "Permission denied"
+            case NSFileReadTooLargeError: return "File too large"
+            default: return "it could not be read or written"
+            }
+        }
+        var text = nsError.localizedDescription
+        while text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }

@@ -40,8 +40,9 @@ enum HostPinCommand {
     }
 
     static func main() async {
+        Console.prepareStandardStreams()
         let status = await run(Array(CommandLine.arguments.dropFirst()))
-        exit(status.rawValue)
+        exit(Console.finish(status).rawValue)
     }
 
     /// Dispatches `arguments` (without the program name) and returns the exit status.

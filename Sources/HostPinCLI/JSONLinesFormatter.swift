@@ -13,11 +13,19 @@ enum JSONLinesFormatter {
     static func object(for outcome: Result<Resolution, ResolutionError>, name: HostName, untrusted: Bool = false)
         -> [String: Any]
     {
+        object(for: outcome, nameText: name.text, untrusted: untrusted)
+    }
+
+    /// The JSON object for one outcome whose name is `nameText` as given (a `--batch` line that is not a
+    /// valid name has no ``HostName``).
+    static func object(for outcome: Result<Resolution, ResolutionError>, nameText: String, untrusted: Bool = false)
+        -> [String: Any]
+    {
         switch outcome {
         case .success(let resolution):
             object(for: resolution)
         case .failure(let error):
-            ["name": name.text, "error": untrusted ? error.untrustedDescription : error.description, "code": error.jsonCode]
+            ["name": nameText, "error": untrusted ? error.untrustedDescription : error.description, "code": error.jsonCode]
         }
     }
 

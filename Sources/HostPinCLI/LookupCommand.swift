@@ -1,11 +1,17 @@
 import HostPin
 
-/// `hostpin lookup NAME...`: resolves names through the trusted upstreams only and prints dig-style answer
-/// lines or JSON Lines.
+/// `hostpin lookup NAME...` and `hostpin lookup --batch FILE|-`: resolves names through the trusted
+/// upstreams only and prints dig-style answer lines or JSON Lines.
 struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
-    static let usage = "hostpin lookup NAME... [--server IP:PORT]... [--family 4|6|any] [--timeout SECONDS] [--tcp] [--json]"
+    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT]... [--family 4|6|any] "
+        + "[--timeout SECONDS] [--tcp] [--json]"
+    /// `--concurrency` when not given.
+    static let defaultConcurrency = 64
+    /// The range `--concurrency` accepts.
+    static let concurrencyRange = 1...10_000
+
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -14,21 +20,34 @@ struct LookupCommand: Subcommand {
 
         ARGUMENTS:
           NAME                 A host name (Unicode names are converted to A-labels) or an IP literal.
-                               Names are resolved concurrently and printed in the order given.
+                               An invalid NAME is a usage error (exit 2) and nothing is resolved.
 
         OPTIONS:
+          --batch FILE|-       Read the names from FILE (- for standard input) instead of the arguments:
+                               one name per line; blanks around it, blank lines and lines starting with
+                               # are ignored. The file is read as it goes, never held whole. A line that
+                               is not a valid name gets its error (exit 2 counts as for any name) and the
+                               batch goes on. Names are not cached: a repeated line is asked again.
+          --concurrency N      Resolve at most N names at once (1-\(concurrencyRange.upperBound), default \(defaultConcurrency));
+                               more in flight would overflow the socket's receive buffer and time
+                               out for nothing.
         \(TrustedOptions.helpLines)
           --tcp                Send every query over TCP.
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
         OUTPUT:
+          Names are printed in input order, each as soon as it and every name before it are done: one
+          that waits (up to --timeout) holds back at most N-1 finished ones behind it, and no new name
+          starts while it does, so at most N answers are ever held.
           One line per record, as `dig +noall +answer` prints them, CNAMEs first:
             alias.example.test. 5 IN CNAME www.example.test.
             www.example.test. 3600 IN A 127.0.0.10
           A name that fails prints one sentence to standard error: `hostpin: <reason>`.
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
-          ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code}.
+          ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code}
+          (and the sentence on standard error). The exit status is the highest of 3, 2 and 1 that any
+          name ended with.
 
         \(UpstreamSelection.helpSection)
 
@@ -37,8 +56,18 @@ struct LookupCommand: Subcommand {
         """
     }
 
-    /// The names to resolve, validated, in command-line order (duplicates kept).
-    let names: [HostName]
+    /// Where the names come from.
+    enum Source: Sendable {
+        /// The arguments, validated, in command-line order (duplicates kept).
+        case names([HostName])
+        /// `--batch`: read as the work goes.
+        case batch(BatchFeed)
+    }
+
+    /// The names to resolve.
+    let source: Source
+    /// `--concurrency`: the most resolutions in flight (and answers held for ordering).
+    let concurrency: Int
     /// `--server`, `--family`, `--timeout`.
     let options: TrustedOptions
     /// `--tcp`.
@@ -50,55 +79,161 @@ struct LookupCommand: Subcommand {
         json = try parser.flag("--json")
         useTCP = try parser.flag("--tcp")
         options = try TrustedOptions(parsing: &parser)
+        let batch = try parser.values("--batch") { $0 }.last
+        concurrency = try parser.values("--concurrency") { text throws(UsageError) in
+            guard let value = Int(text), Self.concurrencyRange.contains(value) else {
+                throw .invalidValue(option: "--concurrency",
+                                    reason: "'\(text)' is not a whole number from 1 to \(Self.concurrencyRange.upperBound)")
+            }
+            return value
+        }.last ?? Self.defaultConcurrency
         let texts = parser.positionals()
         try parser.finish()
-        guard !texts.isEmpty else { throw .missingArgument("NAME (give at least one host name)") }
-        var names: [HostName] = []
-        for text in texts { names.append(try HostName.commandLineArgument(text)) }
-        self.names = names
+        if let batch {
+            guard texts.isEmpty else {
+                throw .conflict("names are given either as arguments or with --batch, not both ('\(texts[0])')")
+            }
+            source = .batch(try BatchFeed(path: batch))
+        } else {
+            guard !texts.isEmpty else { throw .missingArgument("NAME (give at least one host name, or --batch FILE)") }
+            var names: [HostName] = []
+            for text in texts { names.append(try HostName.commandLineArgument(text)) }
+            source = .names(names)
+        }
     }
 
     func run() async -> ExitStatus {
-        let outcomes: [Result<Resolution, ResolutionError>]
+        let feed: any LookupFeed
+        let resolver: Result<any HostResolver, ResolutionError>
         do throws(ResolutionError) {
-            let resolver = CachingResolver(upstream: try TrustedResolver(configuration: options.configuration(useTCP: useTCP)))
-            outcomes = await Self.resolve(names, family: options.family, with: resolver)
+            let trusted = try TrustedResolver(configuration: options.configuration(useTCP: useTCP))
+            switch source {
+            case .names(let names):
+                // A cache in front makes a repeated argument one query.
+                resolver = .success(CachingResolver(upstream: trusted))
+                feed = NameListFeed(names)
+            case .batch(let batch):
+                // No cache: memory stays bounded however long the batch is.
+                resolver = .success(trusted)
+                feed = batch
+            }
         } catch {
-            // No resolver, no answers: report the setup failure once per name so JSON stays one line per name.
-            outcomes = names.map { _ in .failure(error) }
-        }
-        var status = ExitStatus.success
-        for (name, outcome) in zip(names, outcomes) {
-            if json { Console.out(JSONLinesFormatter.line(JSONLinesFormatter.object(for: outcome, name: name))) }
-            switch outcome {
-            case .success(let resolution):
-                if !json { DigFormatter.lines(for: resolution).forEach(Console.out) }
-            case .failure(let error):
-                Console.error("hostpin: \(error)")
-                status = Self.worse(status, error.lookupExitStatus)
+            // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
+            resolver = .failure(error)
+            switch source {
+            case .names(let names): feed = NameListFeed(names)
+            case .batch(let batch): feed = batch
             }
         }
-        return status
+        let family = options.family
+        return await Self.resolveInOrder(feed, concurrency: concurrency) { name in
+            switch resolver {
+            case .failure(let error):
+                return .failure(error)
+            case .success(let resolver):
+                do throws(ResolutionError) {
+                    return .success(try await resolver.resolve(name, family: family))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } report: { finished in
+            self.report(finished)
+        }
     }
 
-    /// Resolves every name at once (a cache in front makes repeated names one query) and returns the
-    /// outcomes in the order of `names`, whatever order they finish in.
-    static func resolve(_ names: [HostName], family: AddressFamily, with resolver: any HostResolver) async
-        -> [Result<Resolution, ResolutionError>]
-    {
-        await withTaskGroup(of: (Int, Result<Resolution, ResolutionError>).self) { group in
-            for (index, name) in names.enumerated() {
-                group.addTask {
-                    do throws(ResolutionError) {
-                        return (index, .success(try await resolver.resolve(name, family: family)))
-                    } catch {
-                        return (index, .failure(error))
+    /// A name's end, ready to print.
+    enum Finished: Sendable {
+        /// The outcome for the name as given.
+        case outcome(Result<Resolution, ResolutionError>, name: String)
+        /// The input could not be read further: the sentence.
+        case unreadable(String)
+    }
+
+    /// Prints one finished name and returns its exit status.
+    private func report(_ finished: Finished) -> ExitStatus {
+        switch finished {
+        case .outcome(let outcome, let name):
+            if json { Console.out(JSONLinesFormatter.line(JSONLinesFormatter.object(for: outcome, nameText: name))) }
+            switch outcome {
+            case .success(let resolution):
+                if !json { Console.out(lines: DigFormatter.lines(for: resolution)) }
+                return .success
+            case .failure(let error):
+                Console.error("hostpin: \(error)")
+                return error.lookupExitStatus
+            }
+        case .unreadable(let sentence):
+            Console.error("hostpin: \(sentence)")
+            return .usage
+        }
+    }
+
+    private enum Event: Sendable {
+        case resolved(index: Int, outcome: Result<Resolution, ResolutionError>)
+        case read([LookupEntry])
+    }
+
+    /// Takes entries from `feed` and resolves them with at most `concurrency` in flight, handing each to
+    /// `report` in input order as soon as it and all before it are done; returns the worst status
+    /// `report` gave (``worse(_:_:)``).
+    ///
+    /// The window is input-ordered: entry *i* starts only once entry *i − concurrency* has been reported, so
+    /// at most `concurrency` entries are in flight or held finished at any time, and the feed is read no
+    /// further ahead than that. Reading is a child task like the resolutions, so finished names are
+    /// printed while a slow pipe is waited for. Once standard output fails, nothing new starts.
+    static func resolveInOrder(
+        _ feed: any LookupFeed, concurrency: Int,
+        resolve: @escaping @Sendable (HostName) async -> Result<Resolution, ResolutionError>,
+        report: (Finished) -> ExitStatus
+    ) async -> ExitStatus {
+        await withTaskGroup(of: Event.self) { group in
+            var status = ExitStatus.success
+            var nextToStart = 0
+            var nextToReport = 0
+            var inFlight: [Int: String] = [:]
+            var finished: [Int: Finished] = [:]
+            var reading = false
+            var exhausted = false
+            while true {
+                let room = concurrency - (nextToStart - nextToReport)
+                if !reading, !exhausted, room > 0 {
+                    reading = true
+                    group.addTask { .read(await feed.take(upTo: room)) }
+                }
+                guard let event = await group.next() else { break }
+                switch event {
+                case .read(let entries):
+                    reading = false
+                    if entries.isEmpty || exhausted { exhausted = true }
+                    for entry in entries where !exhausted {
+                        let index = nextToStart
+                        nextToStart += 1
+                        switch entry {
+                        case .name(let name):
+                            inFlight[index] = name.text
+                            group.addTask { .resolved(index: index, outcome: await resolve(name)) }
+                        case .invalid(let text, let problem):
+                            finished[index] = .outcome(.failure(.badName(text, problem)), name: text)
+                        case .unreadable(let sentence):
+                            finished[index] = .unreadable(sentence)
+                            exhausted = true
+                        }
+                    }
+                case .resolved(let index, let outcome):
+                    finished[index] = .outcome(outcome, name: inFlight.removeValue(forKey: index) ?? "")
+                }
+                while let next = finished.removeValue(forKey: nextToReport) {
+                    nextToReport += 1
+                    guard !Console.outputFailed else { continue }
+                    status = worse(status, report(next))
+                    if Console.outputFailed {
+                        exhausted = true
+                        group.cancelAll()
                     }
                 }
             }
-            var outcomes = [Result<Resolution, ResolutionError>](repeating: .failure(.cancelled), count: names.count)
-            for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
+            return status
         }
     }
 
@@ -111,7 +246,7 @@ struct LookupCommand: Subcommand {
             case .notFound: 1
             case .usage: 2
             case .upstreamFailure, .hijacked, .inconclusive, .couldNotResolve, .couldNotConnect, .httpError, .timedOut,
-                 .tlsHandshakeFailed, .tooManyRedirects, .certificateUntrusted: 3
+                 .tlsHandshakeFailed, .tooManyRedirects, .certificateUntrusted, .caFileProblem: 3
             }
         }
         return rank(b) > rank(a) ? b : a

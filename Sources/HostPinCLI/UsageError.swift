@@ -29,6 +29,10 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidURL(String, reason: String)
     /// A file named on the command line cannot be read; `reason` says why.
     case unreadableFile(option: String, path: String, reason: String)
+    /// Standard input (`@-`, `--batch -`) cannot be read; `reason` says why.
+    case unreadableStandardInput(reason: String)
+    /// Two parts of the command line cannot go together; the text says which and why.
+    case conflict(String)
 
     var description: String {
         switch self {
@@ -44,7 +48,7 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .flagTakesNoValue(let flag):
             "flag '\(flag)' takes no value."
         case .invalidValue(let option, let reason):
-            "invalid value for '\(option)': \(reason)."
+            "invalid value for '\(option)': \(Self.clause(reason))."
         case .missingArgument(let name):
             "missing argument \(name)."
         case .unexpectedArgument(let argument):
@@ -56,7 +60,18 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidURL(let text, let reason):
             "'\(text)' is not a URL hostpin can fetch: \(reason)."
         case .unreadableFile(let option, let path, let reason):
-            "cannot read '\(path)' for '\(option)': \(reason)."
+            "cannot read '\(path)' for '\(option)': \(Self.clause(reason))."
+        case .unreadableStandardInput(let reason):
+            "cannot read standard input: \(Self.clause(reason))."
+        case .conflict(let text):
+            "\(text)."
         }
+    }
+
+    /// `reason` without a final period, so the sentence around it ends with exactly one.
+    private static func clause(_ reason: String) -> String {
+        var text = reason
+        while text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }

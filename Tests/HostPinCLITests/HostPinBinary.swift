@@ -25,8 +25,20 @@ enum HostPinBinary {
 
     /// Runs `hostpin arguments…`. `HOSTPIN_UPSTREAMS` is cleared unless `environment` sets it, so a
     /// value in the developer's shell cannot change what a test checks.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ProcessRunner.Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws
+        -> ProcessRunner.Result
+    {
         let environment = ["HOSTPIN_UPSTREAMS": ""].merging(environment) { $1 }
-        return try await ProcessRunner.run(try path(), arguments, environment: environment)
+        return try await ProcessRunner.run(try path(), arguments, environment: environment, input: input)
+    }
+
+    /// Runs `hostpin arguments… bashSuffix` through bash, so a test can close or redirect the standard
+    /// streams (`<&-`, `>/dev/full`, `0>/dev/null`) or pass a process substitution (`@<(echo hi)`, which
+    /// becomes the last argument). `arguments` are passed as they are; only `bashSuffix` is bash syntax.
+    static func run(_ arguments: [String], bashSuffix: String, environment: [String: String] = [:],
+                    input: String? = nil) async throws -> ProcessRunner.Result {
+        let environment = ["HOSTPIN_UPSTREAMS": ""].merging(environment) { $1 }
+        return try await ProcessRunner.run("/bin/bash", ["-c", "exec \"$0\" \"$@\" \(bashSuffix)", try path()] + arguments,
+                                           environment: environment, input: input)
     }
 }

@@ -67,7 +67,7 @@ import Testing
          "invalid value for '--server': '127.0.0.1:99999' has no valid port (1-65535)."),
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--bogus"], "unknown option '--bogus'."),
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--bogus=3"], "unknown option '--bogus'."),
-        (["lookup", "--server", "127.0.0.1:1"], "missing argument NAME (give at least one host name)."),
+        (["lookup", "--server", "127.0.0.1:1"], "missing argument NAME (give at least one host name, or --batch FILE)."),
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--family", "5"],
          "invalid value for '--family': '5' is not 4, 6 or any."),
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--timeout", "0"],

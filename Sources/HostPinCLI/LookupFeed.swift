@@ -1,0 +1,232 @@
+import Foundation
+import HostPin
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One item `hostpin lookup` works through, in input order.
+enum LookupEntry: Sendable {
+    /// A valid name to resolve.
+    case name(HostName)
+    /// A `--batch` line that is not a host name: reported like a failed name (exit 2), and the batch goes on.
+    case invalid(text: String, problem: HostNameProblem)
+    /// The `--batch` input could not be read further: the sentence says why; nothing follows.
+    case unreadable(String)
+}
+
+/// Where `hostpin lookup` takes its names from, a few at a time, so a long input is never held whole.
+protocol LookupFeed: Sendable {
+    /// Up to `limit` (at least 1) further entries, in input order: those at hand without waiting, or, when
+    /// none is, the next ones once they arrive. Empty at the end of the input.
+    func take(upTo limit: Int) async -> [LookupEntry]
+}
+
+/// The names given as arguments (validated while parsing).
+actor NameListFeed: LookupFeed {
+    private let names: [HostName]
+    private var next = 0
+
+    init(_ names: [HostName]) {
+        self.names = names
+    }
+
+    func take(upTo limit: Int) -> [LookupEntry] {
+        let end = min(names.count, next + max(1, limit))
+        defer { next = end }
+        return names[next..<end].map(LookupEntry.name)
+    }
+}
+
+/// `--batch FILE|-`: names read line by line as they are needed — one line per name, surrounding blanks
+/// and a CR before the LF ignored, blank lines and `#` comment lines skipped. Reads happen on a Dispatch
+/// thread in chunks of 64 KiB, so a slow pipe never blocks a thread of Swift's cooperative pool, and
+/// memory holds at most one chunk and one line.
+actor BatchFeed: LookupFeed {
+    /// The most bytes one line may have: far more than any host name in Unicode form (253 octets as
+    /// A-labels); a longer line is reported as too long without being held.
+    static let maxLineLength = 4096
+    /// The size of one read.
+    static let chunkSize = 64 * 1024
+
+    private let handle: FileHandle
+    /// `standard input` or the path, for messages.
+    private let source: String
+    private var buffer: [UInt8] = []
+    /// Where the unread part of ``buffer`` starts.
+    private var start = 0
+    private var atEnd = false
+    /// Set while skipping the rest of an over-long line: its first characters and its length so far.
+    private var overlong: (prefix: String, length: Int)?
+
+    /// Opens `path` (`-` for standard input) and checks, before any query is sent, that it can be read and
+    /// is not a directory.
+    ///
+    /// - Throws: ``UsageError`` with the system's reason.
+    init(path: String) throws(UsageError) {
+        if path == "-" {
+            try InputFile.checkStandardInput()
+            handle = FileHandle.standardInput
+            source = "standard input"
+        } else {
+            try InputFile.checkReadable(path, option: "--batch")
+            do {
+                handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            } catch {
+                throw .unreadableFile(option: "--batch", path: path, reason: FetchRequest.reason(error))
+            }
+            source = "'\(path)' for '--batch'"
+        }
+    }
+
+    func take(upTo limit: Int) async -> [LookupEntry] {
+        var entries: [LookupEntry] = []
+        while entries.count < max(1, limit) {
+            if let entry = nextBufferedEntry() {
+                entries.append(entry)
+                continue
+            }
+            // Nothing complete at hand: return what there is rather than wait, unless that is nothing.
+            guard entries.isEmpty, !atEnd else { break }
+            do {
+                let chunk = try await readChunk()
+                if chunk.isEmpty { atEnd = true } else { append(chunk) }
+            } catch {
+                atEnd = true
+                buffer = []
+                start = 0
+                overlong = nil
+                entries.append(.unreadable("cannot read \(source): \(FetchRequest.reason(error))"))
+            }
+        }
+        return entries
+    }
+
+    /// The next entry from the bytes already read, or `nil` when more must be read first (or the input
+    /// has ended).
+    private func nextBufferedEntry() -> LookupEntry? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                if let skipped = overlong {
+                    overlong = nil
+                    return Self.tooLong(skipped.prefix, length: skipped.length + line.count)
+                }
+                if line.count > Self.maxLineLength { return Self.tooLong(Self.prefix(of: line), length: line.count) }
+                if let entry = Self.entry(for: line) { return entry }
+                continue
+            }
+            let pending = buffer.count - start
+            if let skipped = overlong {
+                overlong = (skipped.prefix, skipped.length + pending)
+                dropConsumed(all: true)
+                if atEnd {
+                    overlong = nil
+                    return Self.tooLong(skipped.prefix, length: skipped.length + pending)
+                }
+                return nil
+            }
+            if pending > Self.maxLineLength {
+                overlong = (Self.prefix(of: buffer[start...]), pending)
+                dropConsumed(all: true)
+                continue
+            }
+            if atEnd, pending > 0 {
+                // The last line has no newline.
+                let line = buffer[start...]
+                dropConsumed(all: true)
+                if let entry = Self.entry(for: line) { return entry }
+                continue
+            }
+            dropConsumed(all: false)
+            return nil
+        }
+    }
+
+    private func append(_ chunk: Data) {
+        buffer.append(contentsOf: chunk)
+    }
+
+    /// Forgets consumed bytes (`all`: every byte read so far).
+    private func dropConsumed(all: Bool) {
+        if all {
+            buffer.removeAll(keepingCapacity: true)
+        } else if start > 0 {
+            buffer.removeFirst(start)
+        }
+        start = 0
+    }
+
+    /// Reads the next chunk on a Dispatch thread; empty at the end of the input.
+    private func readChunk() async throws -> Data {
+        let handle = handle
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try handle.read(upToCount: Self.chunkSize) ?? Data() })
+            }
+        }
+    }
+
+    /// The entry for one line's bytes (without its LF), or `nil` for a blank or comment line.
+    static func entry(for line: ArraySlice<UInt8>) -> LookupEntry? {
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+        guard let first = line.firstIndex(where: { !isBlank($0) }), let last = line.lastIndex(where: { !isBlank($0) }),
+              line[first] != UInt8(ascii: "#")
+        else { return nil }
+        let text = String(decoding: line[first...last], as: UTF8.self)
+        do throws(ResolutionError) {
+            return .name(try HostName.parse(text))
+        } catch {
+            if case .badName(let input, let problem) = error { return .invalid(text: input, problem: problem) }
+            return .invalid(text: text, problem: .idna(error.description))
+        }
+    }
+
+    /// The first 40 bytes of an over-long line, to name it in its error.
+    private static func prefix(of line: ArraySlice<UInt8>) -> String {
+        String(decoding: line.prefix(40), as: UTF8.self)
+    }
+
+    private static func tooLong(_ prefix: String, length: Int) -> LookupEntry {
+        .invalid(text: prefix + "…", problem: .nameTooLong(octets: length))
+    }
+}
+
+/// Checks on files named on the command line, made while parsing so that a bad one is a usage error
+/// (exit 2) before any query is sent.
+enum InputFile {
+    /// Checks that `path` opens for reading and is not a directory (`open(2)` accepts a directory;
+    /// reading it fails later).
+    ///
+    /// - Throws: ``UsageError/unreadableFile(option:path:reason:)`` with the system's reason.
+    static func checkReadable(_ path: String, option: String) throws(UsageError) {
+        guard !path.isEmpty else { throw .unreadableFile(option: option, path: path, reason: "the file name is empty") }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw .unreadableFile(option: option, path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        if isDirectory(descriptor) {
+            throw .unreadableFile(option: option, path: path, reason: String(cString: strerror(EISDIR)))
+        }
+    }
+
+    /// Checks that standard input is open for reading and is not a directory (`< /tmp`).
+    ///
+    /// - Throws: ``UsageError/unreadableStandardInput(reason:)`` with the system's reason.
+    static func checkStandardInput() throws(UsageError) {
+        let flags = fcntl(0, F_GETFL)
+        if flags == -1 || flags & O_ACCMODE == O_WRONLY {
+            throw .unreadableStandardInput(reason: String(cString: strerror(flags == -1 ? errno : EBADF)))
+        }
+        if isDirectory(0) { throw .unreadableStandardInput(reason: String(cString: strerror(EISDIR))) }
+    }
+
+    private static func isDirectory(_ descriptor: Int32) -> Bool {
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import HostPinTestSupport
+import Testing
+
+/// `hostpin lookup --batch FILE|-` and `--concurrency N` against the lab's trusted NSD: names streamed
+/// from a file or standard input, printed in input order, invalid lines reported without stopping the
+/// batch, and a bound on resolutions in flight so thousands of names do not time out.
+@Suite struct LookupBatchTests {
+    let lab: Lab
+    init() throws { lab = try Lab.current() }
+
+    /// 3000 names: every tenth `www.example.test`, the others `nN.example.test` (NXDOMAIN at the lab's NSD).
+    static let manyNames = (1...3000).map { $0 % 10 == 0 ? "www.example.test" : "n\($0).example.test" }
+
+    /// Writes `lines` to a fresh temporary file and passes its path to `body`.
+    private func withFile<T>(_ text: String, _ body: (String) async throws -> T) async throws -> T {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-batch-\(UUID()).txt").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await body(path)
+    }
+
+    private func jsonObjects(_ output: String) throws -> [[String: Any]] {
+        try output.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+    }
+
+    /// Every name answered in input order, NXDOMAIN for the `n…` names, an address for `www`; no timeout.
+    private func expectEveryNameAnswered(_ result: ProcessRunner.Result, names: [String]) throws {
+        #expect(result.status == 1)
+        let objects = try jsonObjects(result.standardOutput)
+        #expect(objects.count == names.count)
+        #expect(objects.map { $0["name"] as? String } == names)
+        for (name, object) in zip(names, objects) {
+            if name == "www.example.test" {
+                #expect(object["code"] == nil, "\(object)")
+                #expect((object["addresses"] as? [[String: Any]])?.first?["address"] as? String == "127.0.0.10")
+            } else {
+                #expect(object["code"] as? String == "nxdomain", "\(object)")
+            }
+        }
+        let errors = result.standardError.split(separator: "\n")
+        #expect(errors.count == names.filter { $0 != "www.example.test" }.count)
+        #expect(errors.allSatisfy { $0.hasSuffix(": NXDOMAIN (the name does not exist)") })
+    }
+
+    @Test func threeThousandNamesFromAFileAreAllAnswered() async throws {
+        try await withFile(Self.manyNames.joined(separator: "\n") + "\n") { path in
+            let result = try await HostPinBinary.run(["lookup", "--batch", path, "--concurrency", "64", "--json",
+                                                      "--server", "\(lab.trustedDNS)", "--timeout", "5"])
+            try expectEveryNameAnswered(result, names: Self.manyNames)
+        }
+    }
+
+    @Test func threeThousandNamesFromStandardInputAreAllAnswered() async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--json", "--server", "\(lab.trustedDNS)",
+                                                  "--timeout", "5"],
+                                                 input: Self.manyNames.joined(separator: "\n"))
+        try expectEveryNameAnswered(result, names: Self.manyNames)
+    }
+
+    @Test func fifteenHundredArgumentsAreAllAnsweredWithTheDefaultBound() async throws {
+        let names = Array(Self.manyNames.prefix(1500))
+        let result = try await HostPinBinary.run(["lookup", "--json", "--server", "\(lab.trustedDNS)", "--timeout", "5", "--"]
+                                                 + names)
+        try expectEveryNameAnswered(result, names: names)
+    }
+
+    @Test func blankLinesCommentsBlanksAndCRLFAreSkipped() async throws {
+        let text = "# names\r\n\r\n  www.example.test  \r\n\t# indented comment\n\ncdn.example.test\n alias.example.test"
+        try await withFile(text) { path in
+            let result = try await HostPinBinary.run(["lookup", "--batch", path, "--server", "\(lab.trustedDNS)"])
+            #expect(result.status == 0)
+            #expect(result.standardError == "")
+            #expect(result.standardOutput == """
+                www.example.test. 3600 IN A 127.0.0.10
+                cdn.example.test. 3600 IN A 127.0.0.11
+                alias.example.test. 5 IN CNAME www.example.test.
+                www.example.test. 3600 IN A 127.0.0.10
+
+                """)
+        }
+    }
+
+    @Test func invalidNameGetsItsErrorAndTheBatchGoesOn() async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
+                                                 input: "www.example.test\nbad..name\nnx.example.test\ncdn.example.test\n")
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\ncdn.example.test. 3600 IN A 127.0.0.11\n")
+        #expect(result.standardError == """
+            hostpin: 'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)
+            hostpin: nx.example.test: NXDOMAIN (the name does not exist)
+
+            """)
+    }
+
+    @Test func invalidNameIsAJSONErrorObject() async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--json", "--server", "\(lab.trustedDNS)"],
+                                                 input: "bad..name\nwww.example.test\n")
+        #expect(result.status == 2)
+        let objects = try jsonObjects(result.standardOutput)
+        #expect(objects.count == 2)
+        #expect(objects.first?["name"] as? String == "bad..name")
+        #expect(objects.first?["code"] as? String == "bad_name")
+        #expect(objects.first?["error"] as? String
+                    == "'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)")
+        #expect(objects.last?["name"] as? String == "www.example.test")
+    }
+
+    @Test func upstreamFailureOutranksAnInvalidName() async throws {
+        // NSD refuses names outside its zone: REFUSED (3) wins over a bad line (2) and NXDOMAIN (1).
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
+                                                 input: "nx.example.test\nbad..name\noutside.invalid\n")
+        #expect(result.status == 3)
+    }
+
+    @Test func overlongLineIsOneErrorAndTheBatchGoesOn() async throws {
+        let long = String(repeating: "a", count: 100_000)
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
+                                                 input: "\(long)\nwww.example.test\n")
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(result.standardError == "hostpin: '\(String(repeating: "a", count: 40))…' is not a valid host name: "
+                    + "it is 100000 octets long, more than 253\n")
+    }
+
+    @Test func concurrencyOneKeepsInputOrder() async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--concurrency", "1", "--server", "\(lab.trustedDNS)"],
+                                                 input: "cdn.example.test\nwww.example.test\ncdn.example.test\n")
+        #expect(result.status == 0)
+        #expect(result.standardOutput == """
+            cdn.example.test. 3600 IN A 127.0.0.11
+            www.example.test. 3600 IN A 127.0.0.10
+            cdn.example.test. 3600 IN A 127.0.0.11
+
+            """)
+    }
+
+    @Test func emptyBatchExitsZero() async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "/dev/null", "--server", "\(lab.trustedDNS)"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "")
+    }
+
+    @Test(arguments: [
+        (["--batch", "/nonexistent/names"], "cannot read '/nonexistent/names' for '--batch': No such file or directory."),
+        (["--batch", "/tmp"], "cannot read '/tmp' for '--batch': Is a directory."),
+        (["--batch", "-", "www.example.test"],
+         "names are given either as arguments or with --batch, not both ('www.example.test')."),
+        (["www.example.test", "--concurrency", "0"],
+         "invalid value for '--concurrency': '0' is not a whole number from 1 to 10000."),
+        (["www.example.test", "--concurrency", "10001"],
+         "invalid value for '--concurrency': '10001' is not a whole number from 1 to 10000."),
+        (["www.example.test", "--concurrency", "many"],
+         "invalid value for '--concurrency': 'many' is not a whole number from 1 to 10000."),
+        (["--batch"], "option '--batch' needs a value."),
+    ])
+    func badBatchCommandLineIsAUsageError(_ arguments: [String], _ message: String) async throws {
+        let result = try await HostPinBinary.run(["lookup"] + arguments + ["--server", SilentUpstream.closedPort])
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: error: \(message)\nSee 'hostpin lookup --help'.\n")
+    }
+
+    @Test(arguments: [("<&-", "Bad file descriptor"), ("< /tmp", "Is a directory"), ("0>/dev/null", "Bad file descriptor")])
+    func unreadableStandardInputIsAUsageError(_ redirection: String, _ reason: String) async throws {
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", SilentUpstream.closedPort],
+                                                 bashSuffix: redirection)
+        #expect(result.status == 2)
+        #expect(result.standardError == "hostpin: error: cannot read standard input: \(reason).\nSee 'hostpin lookup --help'.\n")
+    }
+
+    @Test func helpDocumentsBatchConcurrencyAndOrder() async throws {
+        let help = try await HostPinBinary.run(["lookup", "--help"]).standardOutput
+        #expect(help.contains("--batch FILE|-"))
+        #expect(help.contains("--concurrency N"))
+        #expect(help.contains("(1-10000, default 64)"))
+        #expect(help.contains("Names are printed in input order"))
+    }
+}
