@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "HostPin", targets: ["HostPin"]),
         .library(name: "HostPinURL", targets: ["HostPinURL"]),
+        .library(name: "HostPinProxy", targets: ["HostPinProxy"]),
         .executable(name: "hostpin", targets: ["HostPinCLI"]),
     ],
     targets: [
@@ -32,9 +33,13 @@ let package = Package(
             name: "HostPinURL",
             dependencies: ["HostPin", "CCurl"]
         ),
+        .target(
+            name: "HostPinProxy",
+            dependencies: ["HostPin"]
+        ),
         .executableTarget(
             name: "HostPinCLI",
-            dependencies: ["HostPin", "HostPinURL"]
+            dependencies: ["HostPin", "HostPinURL", "HostPinProxy"]
         ),
         .target(
             name: "HostPinTestSupport",
@@ -49,6 +54,10 @@ let package = Package(
         .testTarget(
             name: "HostPinURLTests",
             dependencies: ["HostPinURL", "HostPinTestSupport"]
+        ),
+        .testTarget(
+            name: "HostPinProxyTests",
+            dependencies: ["HostPinProxy", "HostPinTestSupport"]
         ),
         .testTarget(
             name: "HostPinCLITests",

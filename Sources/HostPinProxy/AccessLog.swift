@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One request as the access log records it: one line per request (and one per CONNECT tunnel, written
+/// when the tunnel closes).
+public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
+    /// When the request's head was complete: whole seconds since the Unix epoch (UTC)…
+    public let unixSeconds: Int
+    /// …and the nanoseconds within that second.
+    public let nanoseconds: Int
+    /// The client's address.
+    public let client: SocketAddress?
+    /// The method, `-` when the head could not be parsed.
+    public let method: String
+    /// The request-target as received, `-` when the head could not be parsed.
+    public let target: String
+    /// The pinned origin address the proxy connected to, if it got that far.
+    public let pinned: SocketAddress?
+    /// The status sent to the client (200 for an established tunnel).
+    public let status: Int
+    /// Body bytes sent to the client; for a tunnel, bytes relayed in both directions.
+    public let bytes: UInt64
+    /// From the complete head to the end of the response (or tunnel).
+    public let duration: Duration
+
+    /// `2026-11-30T00:25:58.123Z 127.0.0.1:40312 GET http://www.example.test:80/whoami 127.0.0.10:80 200 35 1.204ms`:
+    /// time (RFC 3339, UTC), client, method, target, pinned address, status, bytes, duration in
+    /// milliseconds; `-` for what is unknown.
+    public var description: String {
+        var seconds = time_t(unixSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let millis = nanoseconds / 1_000_000
+        let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        let stamp = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+        let (wholeSeconds, attoseconds) = duration.components
+        let micros = wholeSeconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        let durationText = "\(micros / 1000).\(String(1000 + micros % 1000).dropFirst())ms"
+        return [stamp, client?.description ?? "-", method, target, pinned?.description ?? "-", "\(status)",
+                "\(bytes)", durationText].joined(separator: " ")
+    }
+
+    /// The current wall-clock time as (``unixSeconds``, ``nanoseconds``).
+    static func now() -> (unixSeconds: Int, nanoseconds: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return (Int(now.tv_sec), Int(now.tv_nsec))
+    }
+}

@@ -1,0 +1,41 @@
+/// How a message's body is delimited (RFC 9112 §6.3).
+public enum BodyFraming: Sendable, Hashable {
+    /// No body: a request without `Content-Length` and `Transfer-Encoding`, or a response to HEAD,
+    /// a 1xx, 204 or 304 response.
+    case none
+    /// Exactly this many bytes (`Content-Length`).
+    case contentLength(UInt64)
+    /// The chunked transfer coding (RFC 9112 §7.1).
+    case chunked
+    /// A response without either field: the body ends when the origin closes the connection.
+    case untilClose
+
+    /// The framing fields of `fields` as RFC 9112 §6.3 reads them, for a message of `version`.
+    ///
+    /// - Parameter absent: The framing when neither field is present: `.none` for requests,
+    ///   `.untilClose` for responses.
+    /// - Throws: ``HeadError``: conflicting or invalid `Content-Length`, both fields, a final coding
+    ///   other than chunked, `Transfer-Encoding` in HTTP/1.0, or an unsupported coding.
+    static func of(_ fields: HeaderFields, version: HTTPVersion, absent: BodyFraming) throws(HeadError) -> BodyFraming {
+        let codings = fields.listMembers("Transfer-Encoding").map { $0.lowercased() }
+        let lengths = fields.values("Content-Length")
+        if !fields.values("Transfer-Encoding").isEmpty {
+            if version == .http10 { throw .transferEncodingInHTTP10 }
+            if !lengths.isEmpty { throw .transferEncodingWithContentLength }
+            guard codings.last == "chunked" else { throw .chunkedNotFinal }
+            if codings.count > 1 { throw .unsupportedTransferCoding(codings.dropLast().joined(separator: ", ")) }
+            return .chunked
+        }
+        guard !lengths.isEmpty else { return absent }
+        var length: UInt64?
+        for member in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let text = member.trimmingWhitespace()
+            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                  let value = UInt64(text)
+            else { throw .invalidContentLength(text) }
+            if let length, length != value { throw .conflictingContentLength }
+            length = value
+        }
+        return length.map { $0 == 0 && absent == .none ? .none : .contentLength($0) } ?? absent
+    }
+}

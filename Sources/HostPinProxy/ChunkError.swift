@@ -1,0 +1,33 @@
+/// Why a chunked body is malformed (RFC 9112 §7.1). Closed; a client's bad body ends its connection
+/// (with 400 when no response has started), an origin's ends the relay.
+public enum ChunkError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The chunk-size is not 1-15 hex digits, or what follows it is not a chunk extension.
+    case invalidChunkSize(String)
+    /// A chunk-size line (extensions included) is longer than the limit.
+    case sizeLineTooLong(limit: Int)
+    /// The chunk's data is not followed by CRLF.
+    case missingCRLFAfterData
+    /// A CR not followed by LF in a size or trailer line.
+    case bareCR
+    /// An LF not preceded by CR in a size or trailer line.
+    case bareLF
+    /// The trailer section is larger than the limit.
+    case trailerTooLarge(limit: Int)
+    /// A trailer field line is malformed.
+    case invalidTrailer(HeadError)
+    /// The stream ended before the last chunk.
+    case truncated
+
+    public var description: String {
+        switch self {
+        case .invalidChunkSize(let line): "chunk size line '\(line)' is not hex digits with optional extensions"
+        case .sizeLineTooLong(let limit): "a chunk size line is longer than \(limit) bytes"
+        case .missingCRLFAfterData: "a chunk's data is not followed by CRLF"
+        case .bareCR: "a CR in the chunked framing is not followed by LF"
+        case .bareLF: "a line of the chunked framing ends in a bare LF"
+        case .trailerTooLarge(let limit): "the trailer section is larger than \(limit) bytes"
+        case .invalidTrailer(let error): "a trailer field is invalid: \(error)"
+        case .truncated: "the chunked body ended before its last chunk"
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import HostPin
+
+extension ForwardProxy {
+    /// How a ``ForwardProxy`` listens, what it refuses, and how long it waits. Safe by default: loopback
+    /// only, CONNECT to 443 only, no special-purpose (private, loopback, link-local) targets.
+    public struct Configuration: Sendable {
+        /// Where to listen; port 0 picks a free port (read it from ``ForwardProxy/boundAddress``).
+        /// Default: `127.0.0.1:8118`.
+        public var listenAddress = SocketAddress(address: .loopbackV4, port: 8118)
+        /// Allow a listening address that is not loopback, so other hosts can use the proxy. Default: false.
+        public var allowRemote = false
+        /// Allow targets whose pinned addresses are special-purpose (RFC 6890: private, loopback,
+        /// link-local, …). Off by default: a public name resolving there is DNS rebinding.
+        public var allowPrivate = false
+        /// The ports CONNECT may reach. Default: 443 only.
+        public var allowedConnectPorts: Set<UInt16> = [443]
+        /// How long one pinned address may take to accept a TCP connection before the next is tried.
+        /// Default: 10 seconds.
+        public var connectTimeout: Duration = .seconds(10)
+        /// How long the origin may take to send its response head once the request head is sent; then
+        /// the client gets 504. Default: 30 seconds.
+        public var originTimeout: Duration = .seconds(30)
+        /// The longest wait for one read or write while a body is relayed, and for the next request on
+        /// an idle keep-alive connection. Default: 60 seconds.
+        public var idleTimeout: Duration = .seconds(60)
+        /// How long a CONNECT tunnel may carry no bytes in either direction before it is closed.
+        /// Default: 10 minutes.
+        public var tunnelIdleTimeout: Duration = .seconds(600)
+        /// Size limits on request and response heads.
+        public var headLimits = HeadLimits()
+        /// The pseudonym in the `Via` field added to every forwarded message (RFC 9110 §7.6.3).
+        /// Default: `hostpin`.
+        public var viaPseudonym = "hostpin"
+        /// Called once per request (and once per tunnel, when it closes) from the connection's task.
+        /// Default: `nil`, no log.
+        public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+
+        /// The defaults above.
+        public init() {}
+    }
+}

@@ -1,0 +1,18 @@
+/// Removing connection-specific fields before a message is forwarded (RFC 9110 §7.6.1).
+enum HopByHop {
+    /// Fields that apply to one connection only: `Connection` and the fields RFC 9110 §7.6.1 lists
+    /// (`Proxy-Connection`, `Keep-Alive`, `TE`, `Transfer-Encoding`, `Upgrade`), plus `Trailer` (it
+    /// describes this hop's chunked coding), and the proxy's own authentication fields
+    /// (`Proxy-Authorization`, `Proxy-Authenticate`, RFC 9110 §11.7), which are meant for this proxy.
+    static let alwaysRemoved: Set<String> = [
+        "connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "trailer",
+        "proxy-authorization", "proxy-authenticate",
+    ]
+
+    /// `fields` without the hop-by-hop fields: those above, and every field named in `Connection`
+    /// (`Connection: close, X-Private` removes `X-Private`).
+    static func removed(from fields: HeaderFields, alsoRemoving extra: Set<String> = []) -> HeaderFields {
+        let named = Set(fields.listMembers("Connection").map { $0.lowercased() })
+        return fields.removing(alwaysRemoved.union(named).union(extra))
+    }
+}

@@ -1,0 +1,21 @@
+/// Why ``ForwardProxy/start()`` could not start listening. Closed.
+public enum ListenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The address is not a loopback address and remote clients were not allowed
+    /// (``ForwardProxy/Configuration/allowRemote``).
+    case remoteNotAllowed(SocketAddress)
+    /// The proxy is already running.
+    case alreadyStarted
+    /// The socket could not be created, bound or put in listening state (address in use, no permission).
+    case socket(SocketAddress, SocketError)
+
+    public var description: String {
+        switch self {
+        case .remoteNotAllowed(let address):
+            "refusing to listen on \(address): it is not a loopback address, so other hosts could use the proxy; allow it explicitly (--allow-remote)"
+        case .alreadyStarted:
+            "the proxy is already running"
+        case .socket(let address, let error):
+            "cannot listen on \(address): \(error)"
+        }
+    }
+}

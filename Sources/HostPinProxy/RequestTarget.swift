@@ -1,0 +1,101 @@
+import HostPin
+
+/// The request-target of a request line, in one of RFC 9112 §3.2's four forms.
+public enum RequestTarget: Sendable, Hashable {
+    /// `/path?query` (§3.2.1): a request meant for an origin server, not for a proxy.
+    case originForm(String)
+    /// `http://host[:port]/path?query` (§3.2.2): what a client sends to a forward proxy. `path` is never
+    /// empty (`/` when the URI has none) and keeps the query.
+    case absoluteForm(Authority, path: String)
+    /// `host:port` (§3.2.3): only for CONNECT; the port is required.
+    case authorityForm(Authority)
+    /// `*` (§3.2.4): only for a server-wide OPTIONS.
+    case asteriskForm
+
+    /// A host and port as written in a URI's authority (RFC 3986 §3.2) without userinfo.
+    public struct Authority: Sendable, Hashable, CustomStringConvertible {
+        /// The host, normalised (lower case; an IPv6 literal without brackets).
+        public let host: HostName
+        /// The port: as written, or 80 when an absolute-form URI has none.
+        public let port: UInt16
+        /// The authority as the client wrote it, for the `Host` field sent on (RFC 9112 §3.2.2).
+        public let text: String
+
+        /// `host:port`, IPv6 in brackets.
+        public var description: String {
+            (host.literalAddress?.uriHost ?? host.text) + ":\(port)"
+        }
+    }
+
+    /// Parses `text` for a request with `method`.
+    ///
+    /// - Throws: ``HeadError/invalidTarget(_:)`` saying what is wrong.
+    static func parse(_ text: String, method: String) throws(HeadError) -> RequestTarget {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .invalidTarget("it is empty or holds whitespace, control or non-ASCII characters")
+        }
+        if method == "CONNECT" {
+            return .authorityForm(try authority(Substring(text), defaultPort: nil))
+        }
+        if text == "*" {
+            guard method == "OPTIONS" else { throw .invalidTarget("'*' is only for OPTIONS") }
+            return .asteriskForm
+        }
+        if text.hasPrefix("/") {
+            guard !text.contains("#") else { throw .invalidTarget("it has a fragment") }
+            return .originForm(text)
+        }
+        guard let schemeEnd = text.range(of: "://") else {
+            throw .invalidTarget("'\(text)' is neither absolute-form (http://host/path) nor origin-form (/path)")
+        }
+        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "http" else {
+            throw .invalidTarget("scheme '\(scheme)' is not proxied (use http://, or CONNECT for https)")
+        }
+        let rest = text[schemeEnd.upperBound...]
+        guard !rest.contains("#") else { throw .invalidTarget("it has a fragment") }
+        let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = try authority(rest[..<pathStart], defaultPort: 80)
+        var path = String(rest[pathStart...])
+        if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
+        return .absoluteForm(authority, path: path)
+    }
+
+    /// Parses `host[:port]`; `defaultPort` nil means the port is required (authority-form).
+    private static func authority(_ text: Substring, defaultPort: UInt16?) throws(HeadError) -> Authority {
+        if text.contains("@") { throw .invalidTarget("userinfo ('user@') is not allowed (RFC 9110 §4.2.4)") }
+        var hostPart = text
+        var portPart: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw .invalidTarget("an IPv6 literal lacks ']'") }
+            hostPart = text[...close]
+            let after = text[text.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw .invalidTarget("text follows the IPv6 literal") }
+                portPart = after.dropFirst()
+            }
+        } else if let colon = text.lastIndex(of: ":") {
+            hostPart = text[..<colon]
+            portPart = text[text.index(after: colon)...]
+        }
+        let port: UInt16
+        if let portPart, !(portPart.isEmpty && defaultPort != nil) {
+            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  let value = UInt16(portPart), value > 0
+            else { throw .invalidTarget("port '\(portPart)' is not a number from 1 to 65535") }
+            port = value
+        } else if let defaultPort {
+            port = defaultPort
+        } else {
+            throw .invalidTarget("CONNECT needs host:port")
+        }
+        guard !hostPart.isEmpty else { throw .invalidTarget("the host is empty") }
+        let host: HostName
+        do throws(ResolutionError) {
+            host = try HostName.parse(String(hostPart))
+        } catch {
+            throw .invalidTarget("\(error)")
+        }
+        return Authority(host: host, port: port, text: String(text))
+    }
+}

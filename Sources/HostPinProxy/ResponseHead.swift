@@ -1,0 +1,39 @@
+/// A parsed response head from an origin: status line and field lines (RFC 9112 §4, §5).
+struct ResponseHead: Sendable, Hashable {
+    /// The origin's version.
+    let version: HTTPVersion
+    /// The status code, 100-999.
+    let status: Int
+    /// The reason phrase, possibly empty.
+    let reason: String
+    /// The field lines, in order.
+    let fields: HeaderFields
+
+    /// Parses a complete response head.
+    ///
+    /// - Throws: ``HeadError``; the proxy answers any of them with 502.
+    static func parse(_ head: [UInt8], limits: HeadLimits) throws(HeadError) -> ResponseHead {
+        let lines = try HeadSyntax.lines(of: head[...])
+        guard let statusLine = lines.first else { throw .malformedStatusLine }
+        let parts = statusLine.split(separator: HeadSyntax.space, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ (0x30...0x39).contains($0) }),
+              let status = Int(String(decoding: parts[1], as: UTF8.self)), status >= 100
+        else { throw .malformedStatusLine }
+        let version: HTTPVersion
+        do throws(HeadError) {
+            version = try HeadSyntax.version(parts[0])
+        } catch {
+            throw .malformedStatusLine
+        }
+        let reason = parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
+        guard reason.utf8.allSatisfy(HeadSyntax.isFieldValueCharacter) else { throw .malformedStatusLine }
+        return ResponseHead(version: version, status: status, reason: reason,
+                            fields: try HeadSyntax.fields(lines.dropFirst()))
+    }
+
+    /// How this response's body is delimited, given the request's method (RFC 9112 §6.3, items 1-7).
+    func framing(requestMethod: String) throws(HeadError) -> BodyFraming {
+        if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304 { return .none }
+        return try BodyFraming.of(fields, version: version, absent: .untilClose)
+    }
+}

@@ -1,0 +1,73 @@
+import Dispatch
+import HostPin
+
+/// A CONNECT tunnel (RFC 9110 §9.3.6): after `200`, bytes are relayed unchanged in both directions until
+/// both sides have closed, so TLS runs end to end between the client and the origin and the client
+/// verifies the origin's real certificate. A side that finishes sending is half-closed on the other hop
+/// (FIN passed on); an error or ``ForwardProxy/Configuration/tunnelIdleTimeout`` ends both.
+struct Tunnel: Sendable {
+    let client: SocketChannel
+    let input: BufferedInput
+    let configuration: ForwardProxy.Configuration
+    let connector: OriginConnector
+
+    /// Checks, connects, answers `200 Connection Established`, relays, and logs one line when done.
+    func open(_ head: RequestHead, authority: RequestTarget.Authority, started: ContinuousClock.Instant) async {
+        let connection = ProxyConnection(client: client, configuration: configuration, connector: connector,
+                                         parser: RequestHeadParser(limits: configuration.headLimits))
+        let when = AccessLogEntry.now()
+        let origin: OriginConnector.Connection
+        do throws(ProxyError) {
+            guard head.framing == .none else { throw .connectWithBody }
+            guard configuration.allowedConnectPorts.contains(authority.port) else {
+                throw .connectPortNotAllowed(port: authority.port, allowed: configuration.allowedConnectPorts.sorted())
+            }
+            let addresses = try await connector.pinnedAddresses(for: authority)
+            origin = try await connector.connect(host: authority.host, addresses: addresses)
+        } catch {
+            await connection.refuse(error, method: head.method, target: head.targetText, started: started)
+            return
+        }
+        defer { origin.channel.close() }
+        let established = "HTTP/1.1 200 Connection Established\r\nVia: 1.1 \(configuration.viaPseudonym)\r\n\r\n"
+        var total: UInt64 = 0
+        do throws(SocketError) {
+            try await client.write(Array(established.utf8), deadline: .after(configuration.idleTimeout))
+            let early = input.take()  // bytes the client sent right after the CONNECT head
+            if !early.isEmpty {
+                try await origin.channel.write(early, deadline: .after(configuration.idleTimeout))
+                total += UInt64(early.count)
+            }
+            let idle = configuration.tunnelIdleTimeout
+            async let up = Self.pump(from: client, to: origin.channel, idle: idle)
+            async let down = Self.pump(from: origin.channel, to: client, idle: idle)
+            total += await up + down
+        } catch {
+            // The client left before the tunnel started.
+        }
+        connection.log(head.method, head.targetText, origin.address, 200, total, started, when)
+    }
+
+    /// Copies bytes from `source` to `sink` until `source` ends (then half-closes `sink`) or fails (then
+    /// shuts both down, ending the other direction too).
+    ///
+    /// - Returns: The bytes copied.
+    private static func pump(from source: SocketChannel, to sink: SocketChannel, idle: Duration) async -> UInt64 {
+        var total: UInt64 = 0
+        do throws(SocketError) {
+            while true {
+                let bytes = try await source.read(deadline: .after(idle))
+                if bytes.isEmpty {
+                    sink.shutdownWrite()
+                    return total
+                }
+                try await sink.write(bytes, deadline: .after(idle))
+                total += UInt64(bytes.count)
+            }
+        } catch {
+            source.shutdown()
+            sink.shutdown()
+            return total
+        }
+    }
+}
