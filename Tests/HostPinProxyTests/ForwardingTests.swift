@@ -1,0 +1,137 @@
+import Foundation
+import HostPin
+import HostPinProxy
+import HostPinTestSupport
+import Testing
+
+/// Absolute-form forwarding with real curl and the lab's nginx origins.
+@Suite struct ForwardingTests {
+    @Test func curlGetsThePinnedOriginWithTheRightHost() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "www.example.test", "/whoami")])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+            let entry = try #require(log.all.first)
+            #expect(entry.method == "GET")
+            #expect(entry.target == ProxyLab.http(lab, "www.example.test", "/whoami"))
+            #expect(entry.pinned?.description == "127.0.0.10:\(lab.httpPort)")
+            #expect(entry.status == 200)
+            #expect(entry.bytes == UInt64(result.standardOutput.utf8.count))
+            #expect(entry.description.split(separator: " ").count == 8)
+        }
+    }
+
+    @Test func embeddedProxyOnPortZeroReportsItsBoundPort() async throws {
+        try await ProxyLab.withProxy { proxy, _, _ in
+            #expect(proxy.port != 0)
+            #expect(proxy.address == .loopbackV4)
+        }
+    }
+
+    @Test func multiFailsOverToTheSecondPinnedAddress() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "multi.example.test", "/whoami")])
+            #expect(result.standardOutput == "origin=www host=multi.example.test:\(lab.httpPort)\n")
+            #expect(log.all.first?.pinned?.description == "127.0.0.10:\(lab.httpPort)")
+        }
+    }
+
+    @Test func ipv6OnlyNameIsReachedOverIPv6() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "v6only.example.test", "/whoami")])
+            #expect(result.standardOutput == "origin=v6 host=v6only.example.test:\(lab.httpPort)\n")
+            #expect(log.all.first?.pinned?.description == "[::1]:\(lab.httpPort)")
+        }
+    }
+
+    @Test func keepAliveReusesOneClientConnection() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let url = ProxyLab.http(lab, "www.example.test", "/whoami")
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "[%{num_connects}]\n", url, url, url])
+            #expect(result.standardOutput.components(separatedBy: "origin=www").count == 4)
+            #expect(result.standardOutput.contains("[1]"))
+            #expect(result.standardOutput.components(separatedBy: "[0]").count == 3)
+            let clients = Set(log.all.compactMap(\.client))
+            #expect(log.all.count == 3)
+            #expect(clients.count == 1)
+        }
+    }
+
+    @Test func viaIsAddedAndHopByHopFieldsAreRemoved() async throws {
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let result = try await ProxyLab.curl([
+                "-x", "http://\(proxy)", "-H", "Connection: X-Secret", "-H", "X-Secret: 1", "-H", "Keep-Alive: timeout=5",
+                "-H", "Proxy-Connection: keep-alive", "-H", "TE: trailers", "-H", "Upgrade: h2c", "-H", "X-Kept: yes",
+                "-H", "Proxy-Authorization: Basic eDp5", ProxyLab.http(lab, "www.example.test", "/headers"),
+            ])
+            let lines = result.standardOutput.split(separator: "\n").map { $0.lowercased() }
+            #expect(lines.contains("via: 1.1 hostpin"))
+            #expect(lines.contains("x-kept: yes"))
+            #expect(lines.contains("host: www.example.test:\(lab.httpPort)"))
+            for removed in ["x-secret", "keep-alive", "proxy-connection", "te", "upgrade", "proxy-authorization"] {
+                #expect(!lines.contains { $0.hasPrefix(removed + ":") }, "\(removed) reached the origin")
+            }
+        }
+    }
+
+    @Test func responseCarriesViaAndNoHopByHopFields() async throws {
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-D", "-", "-o", "/dev/null",
+                                                  ProxyLab.http(lab, "www.example.test", "/bytes/10")])
+            let lines = result.standardOutput.split(separator: "\r\n").map { $0.lowercased() }
+            #expect(lines.first == "http/1.1 200 ok")
+            #expect(lines.contains("via: 1.1 hostpin"))
+            #expect(lines.contains("content-length: 10"))
+            #expect(!lines.contains { $0.hasPrefix("connection:") })
+        }
+    }
+
+    @Test func tenMebibytePostArrivesIntact() async throws {
+        let file = try await ProxyLab.randomFile(bytes: 10 << 20)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let expected = try await ProxyLab.sha256(of: file)
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "--data-binary", "@\(file)",
+                                                  ProxyLab.http(lab, "www.example.test", "/echo")])
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=POST length=\(10 << 20) sha256=\(expected)\n")
+        }
+    }
+
+    @Test func chunkedUploadArrivesIntact() async throws {
+        let file = try await ProxyLab.randomFile(bytes: 3 << 20 + 12345)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let expected = try await ProxyLab.sha256(of: file)
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-H", "Transfer-Encoding: chunked",
+                                                  "--data-binary", "@\(file)", ProxyLab.http(lab, "www.example.test", "/echo")])
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort) method=POST length=\(3 << 20 + 12345) sha256=\(expected)\n")
+        }
+    }
+
+    @Test func chunkedResponseIsRelayedChunked() async throws {
+        let body = "5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n"
+        let origin = try TestSockets.scriptedOrigin(response: Array(("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+            + "Connection: keep-alive, X-Drop\r\nX-Drop: 1\r\n\r\n" + body).utf8))
+        try await ProxyLab.withProxy { proxy, _, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-D", "/dev/stderr",
+                                                  "http://127.0.0.1:\(origin.port)/chunked"])
+            #expect(result.standardOutput == "hello, world")
+            let head = result.standardError.lowercased()
+            #expect(head.contains("transfer-encoding: chunked"))
+            #expect(!head.contains("x-drop"))
+            let request = try await origin.request.value
+            #expect(request.hasPrefix("GET /chunked HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"))
+        }
+    }
+
+    @Test func responseWithoutLengthEndsAtCloseAndClosesTheClient() async throws {
+        let origin = try TestSockets.scriptedOrigin(response: Array("HTTP/1.0 200 OK\r\n\r\nuntil close".utf8))
+        try await ProxyLab.withProxy { proxy, _, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-D", "/dev/stderr", "http://127.0.0.1:\(origin.port)/"])
+            #expect(result.standardOutput == "until close")
+            #expect(result.standardError.lowercased().contains("connection: close"))
+            #expect(result.standardError.lowercased().contains("via: 1.0 hostpin"))
+            #expect(log.all.first?.bytes == 11)
+        }
+    }
+}

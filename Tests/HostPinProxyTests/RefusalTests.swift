@@ -1,0 +1,153 @@
+import Foundation
+import HostPin
+import HostPinProxy
+import HostPinTestSupport
+import Testing
+
+/// Every error response: its status, its one-line body, and the access log line.
+@Suite struct RefusalTests {
+    /// The status line and body of a raw exchange.
+    static func statusAndBody(_ reply: String) -> (status: String, body: String) {
+        let parts = reply.components(separatedBy: "\r\n\r\n")
+        return (parts.first?.components(separatedBy: "\r\n").first ?? "", parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    @Test(arguments: [
+        ("GET http://www.example.test/ HTTP/1.1\nHost: a\n\n", "HTTP/1.1 400 Bad Request",
+         "Malformed request: a line ends in a bare LF instead of CRLF.\n"),
+        ("GET http://www.example.test/ HTTP/1.1\r\nHost: a\r\nX: 1\r\n folded\r\n\r\n", "HTTP/1.1 400 Bad Request",
+         "Malformed request: a field line starts with whitespace (obsolete line folding).\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+         "HTTP/1.1 400 Bad Request", "Malformed request: the Content-Length values differ.\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+         "HTTP/1.1 400 Bad Request", "Malformed request: the message has both Transfer-Encoding and Content-Length.\n"),
+        ("GET / HTTP/1.1\r\nHost: www.example.test\r\n\r\n", "HTTP/1.1 400 Bad Request",
+         "This is a forward proxy: send an absolute-form target (http://host/path) or CONNECT host:port, not '/'.\n"),
+        ("GET http://www.example.test/ HTTP/2.0\r\nHost: a\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported",
+         "Malformed request: HTTP version 'HTTP/2.0' is not supported (HTTP/1.0 and HTTP/1.1 are).\n"),
+        ("GET http://www.example.test/\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: a\r\n\r\n",
+         "HTTP/1.1 414 URI Too Long", "Malformed request: the request line is longer than 8192 bytes.\n"),
+        ("\u{1}\u{2}\u{3}garbage\r\n\r\n", "HTTP/1.1 400 Bad Request",
+         "Malformed request: the request line is not 'METHOD SP TARGET SP HTTP/1.1'.\n"),
+    ])
+    func malformedHeadsGetAClearErrorAndTheConnectionCloses(request: String, status: String, body: String) async throws {
+        try await ProxyLab.withProxy { proxy, _, log in
+            let reply = try await TestSockets.exchange(proxy, Array(request.utf8))
+            let (line, text) = Self.statusAndBody(reply)
+            #expect(line == status)
+            #expect(text == body)
+            #expect(reply.contains("\r\nConnection: close\r\n"))
+            #expect(log.all.count == 1)
+        }
+    }
+
+    @Test func originFormThroughCurlIs400() async throws {
+        try await ProxyLab.withProxy { proxy, _, _ in
+            let result = try await ProxyLab.curl(["-w", "%{http_code}", "-o", "/dev/null", "http://\(proxy)/"])
+            #expect(result.standardOutput == "400")
+        }
+    }
+
+    @Test func connectToAPortNotAllowedIs403() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["--proxy", "http://\(proxy)", "--cacert", lab.caFile,
+                                                  "https://www.example.test:\(lab.httpsPort)/whoami"])
+            #expect(result.status == 56)
+            #expect(result.standardError.contains("403"))
+            #expect(log.all.first?.status == 403)
+            let reply = try await TestSockets.exchange(proxy, Array("CONNECT www.example.test:\(lab.httpsPort) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(Self.statusAndBody(reply) == ("HTTP/1.1 403 Forbidden",
+                                                  "CONNECT to port \(lab.httpsPort) is not allowed; allowed ports: 443.\n"))
+        }
+    }
+
+    @Test func privateTargetWithoutAllowPrivateIs403() async throws {
+        try await ProxyLab.withProxy(allowPrivate: false) { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}",
+                                                  ProxyLab.http(lab, "www.example.test", "/whoami")])
+            #expect(result.standardOutput == "www.example.test resolves to 127.0.0.10, in special-purpose block "
+                + "127.0.0.0/8 (loopback, RFC 1122); private targets are not allowed.\n403")
+            #expect(log.all.first?.pinned == nil)
+            let literal = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}", "-o", "/dev/null",
+                                                   "http://[::1]:\(lab.httpPort)/whoami"])
+            #expect(literal.standardOutput == "403")
+        }
+    }
+
+    @Test func connectToAPrivateTargetWithoutAllowPrivateIs403() async throws {
+        let lab = try Lab.current()
+        try await ProxyLab.withProxy({ $0.allowedConnectPorts.insert(lab.httpsPort) }, allowPrivate: false) { proxy, lab, _ in
+            let reply = try await TestSockets.exchange(proxy, Array("CONNECT www.example.test:\(lab.httpsPort) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(Self.statusAndBody(reply).status == "HTTP/1.1 403 Forbidden")
+        }
+    }
+
+    @Test func targetThatIsTheProxyItselfIs403() async throws {
+        try await ProxyLab.withProxy { proxy, _, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "http://\(proxy)/"])
+            #expect(result.standardOutput == "The target \(proxy) is this proxy itself.\n")
+        }
+    }
+
+    @Test func unresolvableNameIs502() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}",
+                                                  ProxyLab.http(lab, "nx.example.test", "/whoami")])
+            #expect(result.standardOutput == "nx.example.test could not be resolved through the trusted upstreams: "
+                + "nx.example.test: NXDOMAIN (the name does not exist).\n502")
+            #expect(log.all.first?.status == 502)
+        }
+    }
+
+    @Test func noAddressConnectingIs502() async throws {
+        let silent = try TestSockets.SilentOrigin()
+        let closedPort = silent.port  // a port, then closed: nothing listens there any more
+        _ = consume silent
+        try await ProxyLab.withProxy { proxy, _, _ in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}", "http://127.0.0.1:\(closedPort)/"])
+            #expect(result.standardOutput.hasPrefix("No address of 127.0.0.1 accepted a connection: 127.0.0.1:\(closedPort): connect: Connection refused"))
+            #expect(result.standardOutput.hasSuffix(".\n502"))
+        }
+    }
+
+    @Test func originThatNeverAnswersIs504() async throws {
+        let silent = try TestSockets.SilentOrigin()
+        try await ProxyLab.withProxy({ $0.originTimeout = .milliseconds(300) }) { proxy, _, log in
+            let started = ContinuousClock.now
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}", "http://127.0.0.1:\(silent.port)/"])
+            #expect(result.standardOutput == "The origin 127.0.0.1:\(silent.port) did not answer within 0.3 s.\n504")
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(log.all.first?.status == 504)
+        }
+        withExtendedLifetime(silent) {}
+    }
+
+    @Test func stalledBodyIsCutAfterTheIdleTimeout() async throws {
+        try await ProxyLab.withProxy({ $0.idleTimeout = .milliseconds(500) }) { proxy, lab, log in
+            let started = ContinuousClock.now
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "www.example.test", "/slow/10000")])
+            #expect(result.status == 18)  // curl: partial file — the head arrived, the body never did
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(log.all.first?.status == 200)
+        }
+    }
+
+    @Test func malformedChunkedUploadIs400() async throws {
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let request = "POST \(ProxyLab.http(lab, "www.example.test", "/echo")) HTTP/1.1\r\nHost: a\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n"
+            let reply = try await TestSockets.exchange(proxy, Array(request.utf8))
+            #expect(Self.statusAndBody(reply) == ("HTTP/1.1 400 Bad Request",
+                                                  "Malformed request body: chunk size line 'zz' is not hex digits with optional extensions.\n"))
+        }
+    }
+
+    @Test func remoteListenAddressIsRefusedUnlessAllowed() async throws {
+        let resolver = try #require(ProxyLab.resolver)
+        var configuration = ForwardProxy.Configuration()
+        configuration.listenAddress = try #require(SocketAddress("0.0.0.0:0"))
+        let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
+        #expect(throws: ListenError.remoteNotAllowed(configuration.listenAddress)) { try proxy.start() }
+        #expect(proxy.boundAddress == nil)
+    }
+}

@@ -1,0 +1,135 @@
+import Dispatch
+import Foundation
+import HostPin
+import HostPinProxy
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Blocking sockets for tests, run on Dispatch threads (never on the cooperative pool): a raw client
+/// that sends exact bytes, an origin that never answers, and an origin that answers one scripted reply.
+enum TestSockets {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Connects to `address`, sends `request`, and returns everything received until the peer closes
+    /// (or 10 s pass).
+    static func exchange(_ address: SocketAddress, _ request: [UInt8]) async throws -> String {
+        try await offPool {
+            let descriptor = try connectBlocking(address)
+            defer { close(descriptor) }
+            try sendAll(descriptor, request)
+            return String(decoding: receiveAll(descriptor), as: UTF8.self)
+        }
+    }
+
+    /// A socket on `127.0.0.1` that listens but never accepts: the kernel completes the handshake, and
+    /// then nothing ever answers.
+    final class SilentOrigin: Sendable {
+        let port: UInt16
+        private let descriptor: Int32
+
+        init() throws {
+            (descriptor, port) = try TestSockets.listenBlocking()
+        }
+
+        deinit { close(descriptor) }
+    }
+
+    /// Accepts one connection on `127.0.0.1`, reads the request head, writes `response`, and closes.
+    /// Returns the port and a task yielding the request head it received.
+    static func scriptedOrigin(response: [UInt8]) throws -> (port: UInt16, request: Task<String, any Error>) {
+        let (descriptor, port) = try listenBlocking()
+        let task = Task {
+            try await offPool {
+                defer { close(descriptor) }
+                let client = accept(descriptor, nil, nil)
+                guard client >= 0 else { throw Failure(description: "accept failed") }
+                defer { close(client) }
+                var received: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !received.ends(with: Array("\r\n\r\n".utf8)) {
+                    let count = recv(client, &buffer, buffer.count, 0)
+                    if count <= 0 { break }
+                    received.append(contentsOf: buffer[..<count])
+                }
+                try sendAll(client, response)
+                shutdown(client, Int32(SHUT_WR))
+                _ = receiveAll(client)
+                return String(decoding: received, as: UTF8.self)
+            }
+        }
+        return (port, task)
+    }
+
+    /// Runs blocking `work` on a thread of its own: a new serial queue (Dispatch gives each one an
+    /// overcommitting thread), not `DispatchQueue.global()`, whose width is the core count (two here), so
+    /// a few blocked test helpers would starve every other global work item, ProcessRunner's pipe
+    /// readers included.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: "hostpin.proxy.tests.blocking").async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    private static func listenBlocking() throws -> (Int32, UInt16) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw Failure(description: "bind/listen failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func connectBlocking(_ target: SocketAddress) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = target.port.bigEndian
+        address.sin_addr.s_addr = inet_addr(target.address.description)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(descriptor)
+            throw Failure(description: "connect to \(target) failed")
+        }
+        return descriptor
+    }
+
+    private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send failed") }
+            offset += sent
+        }
+    }
+
+    private static func receiveAll(_ descriptor: Int32) -> [UInt8] {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return received }
+            received.append(contentsOf: buffer[..<count])
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
+}
