@@ -1,0 +1,157 @@
+import Dispatch
+import Foundation
+import HostPin
+import HostPinProxy
+
+/// `hostpin proxy`: runs the HTTP/CONNECT forward proxy (``ForwardProxy``) with pinned resolution until
+/// SIGINT or SIGTERM. A thin wrapper: parse, configure, start, print, wait.
+struct ProxyCommand: Subcommand {
+    static let name = "proxy"
+    static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
+    static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT]... [--allow-remote] [--allow-private] "
+        + "[--allow-connect-port PORT]... [--timeout SECONDS]"
+    static var help: String {
+        """
+        OVERVIEW: \(abstract)
+
+        USAGE: \(usage)
+
+        Clients use it as an HTTP proxy (curl -x http://127.0.0.1:8118 URL): absolute-form requests
+        are sent to the target's pinned address with the right Host; CONNECT opens a tunnel to it, so
+        TLS stays end to end.
+
+        OPTIONS:
+          --listen IP:PORT            Where to listen (default \(Self.defaultListen); port 0 picks one).
+          --allow-remote              Allow a listening address other than loopback.
+          --allow-private             Allow targets that resolve to private, loopback or link-local
+                                      addresses (RFC 6890); refused by default (DNS rebinding).
+          --allow-connect-port PORT   Allow CONNECT to PORT as well as 443; repeatable.
+          --server IP:PORT            A trusted upstream; repeat for failover, tried in order.
+                                      Wins over HOSTPIN_UPSTREAMS.
+          --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default).
+          --timeout SECONDS           How long an origin may take to accept a connection and begin its
+                                      response (default \(Int(Self.defaultTimeoutSeconds))); resolving a name
+                                      takes at most 5 s of it.
+          -h, --help                  Show this help.
+
+        OUTPUT:
+          'listening on IP:PORT' on standard error once bound; one access-log line per request on
+          standard output: time client method target pinned-address status bytes duration.
+
+        \(UpstreamSelection.helpSection)
+
+        EXIT STATUS:
+        \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
+        \(ExitStatus.notFound.helpLine(meaning: "the proxy could not listen (address in use, not allowed)"))
+        \(ExitStatus.usage.helpLine)
+        """
+    }
+
+    static let defaultListen = "127.0.0.1:8118"
+    static let defaultTimeoutSeconds = 30.0
+
+    let configuration: ForwardProxy.Configuration
+    let resolverConfiguration: TrustedResolver.Configuration
+    let family: AddressFamily
+
+    init(parsing parser: inout OptionParser) throws(UsageError) {
+        var configuration = ForwardProxy.Configuration()
+        configuration.listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
+            ?? SocketAddress(Self.defaultListen)!
+        configuration.allowRemote = try parser.flag("--allow-remote")
+        configuration.allowPrivate = try parser.flag("--allow-private")
+        let ports = try parser.values("--allow-connect-port") { text throws(UsageError) -> UInt16 in
+            guard text.allSatisfy(\.isNumber), let port = UInt16(text), port > 0 else {
+                throw .invalidValue(option: "--allow-connect-port", reason: "'\(text)' is not a port from 1 to 65535")
+            }
+            return port
+        }
+        configuration.allowedConnectPorts.formUnion(ports)
+        let timeout = try parser.values("--timeout") { text throws(UsageError) -> Duration in
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0.001, seconds <= 3600 else {
+                throw .invalidValue(option: "--timeout", reason: "'\(text)' is not a number of seconds from 0.001 to 3600")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }.last ?? .milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
+        configuration.connectTimeout = timeout
+        configuration.originTimeout = timeout
+        let options = try TrustedOptions(parsing: &parser)
+        try parser.finish()
+        if !configuration.allowRemote, configuration.listenAddress.address.specialPurposeBlock?.name != "loopback" {
+            throw .invalidValue(option: "--listen", reason: "\(configuration.listenAddress) is not a loopback address; "
+                                + "add --allow-remote to let other hosts use the proxy")
+        }
+        var resolverConfiguration = options.configuration(useTCP: false)
+        resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
+        self.configuration = configuration
+        self.resolverConfiguration = resolverConfiguration
+        self.family = options.family
+    }
+
+    func run() async -> ExitStatus {
+        let trusted: TrustedResolver
+        do throws(ResolutionError) {
+            trusted = try TrustedResolver(configuration: resolverConfiguration)
+        } catch {
+            Console.error("hostpin: \(error)")
+            return .upstreamFailure
+        }
+        var configuration = configuration
+        let output = FileHandle.standardOutput
+        configuration.accessLog = { entry in output.write(Data((entry.description + "\n").utf8)) }
+        let resolver = FamilyResolver(inner: CachingResolver(upstream: trusted), family: family)
+        let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
+        do throws(ListenError) {
+            let bound = try proxy.start()
+            Console.error("listening on \(bound)")
+        } catch {
+            Console.error("hostpin: \(error)")
+            return .notFound
+        }
+        await StopSignal.wait()
+        await proxy.stop()
+        return .success
+    }
+}
+
+/// Narrows every resolution to the `--family` asked for.
+private struct FamilyResolver: HostResolver {
+    let inner: any HostResolver
+    let family: AddressFamily
+
+    func resolve(_ name: HostName, family _: AddressFamily) async throws(ResolutionError) -> Resolution {
+        try await inner.resolve(name, family: family)
+    }
+}
+
+/// Waiting for SIGINT or SIGTERM. A C signal handler writes one byte to a pipe (the self-pipe trick:
+/// `write` is async-signal-safe), and a Dispatch thread (not one of Swift's cooperative pool) blocks
+/// reading it. A handler is installed rather than ignoring the signals for a Dispatch signal source,
+/// because an ignored signal is discarded by the kernel on any thread that does not block it.
+private enum StopSignal {
+    static func wait() async {
+        let pipe = stopPipe
+        signal(SIGINT, onStopSignal)
+        signal(SIGTERM, onStopSignal)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                var byte: UInt8 = 0
+                while read(pipe.read, &byte, 1) < 0 && errno == EINTR {}
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// The pipe ``onStopSignal(_:)`` writes to; made before the handler is installed.
+private let stopPipe: (read: Int32, write: Int32) = {
+    var descriptors: [Int32] = [-1, -1]
+    _ = pipe(&descriptors)
+    return (descriptors[0], descriptors[1])
+}()
+
+/// The SIGINT/SIGTERM handler: only async-signal-safe work, one `write`.
+private func onStopSignal(_: Int32) {
+    var byte: UInt8 = 1
+    _ = write(stopPipe.write, &byte, 1)
+}
