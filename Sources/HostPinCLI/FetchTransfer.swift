@@ -90,12 +90,7 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
             task.resume()
         }
         timer?.cancel()
-        _ = await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async { [cancels] in
-                _ = cancels.wait(timeout: .now() + 2)
-                done.resume()
-            }
-        }
+        await Blocking.run { [cancels] in _ = cancels.wait(timeout: .now() + 2) }
         state.withLock { state in
             state.task = nil
             if case .file = options.destination { try? state.output?.close() }
@@ -173,10 +168,10 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
     /// none is still inside Foundation when the process exits.
     private func stop(_ task: URLSessionDataTask) {
         cancels.enter()
-        DispatchQueue.global().async { [self] in
+        Thread { [self] in
             defer { cancels.leave() }
             if state.withLock({ $0.outcome == nil }) { task.cancel() }
-        }
+        }.start()
     }
 
     /// Resumes the waiting ``run(_:maxTime:)`` once, with the first outcome decided.

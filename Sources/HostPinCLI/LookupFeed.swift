@@ -160,14 +160,10 @@ actor BatchFeed: LookupFeed {
         start = 0
     }
 
-    /// Reads the next chunk on a Dispatch thread; empty at the end of the input.
+    /// Reads the next chunk on a thread of its own; empty at the end of the input.
     private func readChunk() async throws -> Data {
         let handle = handle
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try handle.read(upToCount: Self.chunkSize) ?? Data() })
-            }
-        }
+        return try await Blocking.run { try handle.read(upToCount: Self.chunkSize) ?? Data() }
     }
 
     /// The entry for one line's bytes (without its LF), or `nil` for a blank or comment line.

@@ -133,12 +133,9 @@ private enum StopSignal {
         let pipe = stopPipe
         signal(SIGINT, onStopSignal)
         signal(SIGTERM, onStopSignal)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                var byte: UInt8 = 0
-                while read(pipe.read, &byte, 1) < 0 && errno == EINTR {}
-                continuation.resume()
-            }
+        await Blocking.run {
+            var byte: UInt8 = 0
+            while read(pipe.read, &byte, 1) < 0 && errno == EINTR {}
         }
     }
 }

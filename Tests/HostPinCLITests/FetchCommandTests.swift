@@ -207,9 +207,9 @@ import Testing
         // (measured from the first byte, not from the start, which a busy machine may delay).
         let path = try HostPinBinary.path()
         let arguments = ["fetch", "\(http)/drip/3/700", "--server", "\(lab.trustedDNS)", "--timeout", "2"]
-        // Blocking pipe reads run on a Dispatch thread, not on the test pool's few threads.
+        // Blocking pipe reads run on a thread of their own, not on the test pool's few threads.
         let (process, first, rest, lastAfter) = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(with: Result { () throws -> (Process, Data, Data, Duration) in
                     let process = Process()
                     process.executableURL = URL(fileURLWithPath: path)
@@ -225,7 +225,7 @@ import Testing
                     process.waitUntilExit()
                     return (process, first, rest, lastAfter)
                 })
-            }
+            }.start()
         }
         #expect(process.terminationStatus == 0)
         #expect(!first.isEmpty)

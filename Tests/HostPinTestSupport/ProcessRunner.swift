@@ -32,11 +32,13 @@ public enum ProcessRunner {
         let collected = Collected()
         for (pipe, isError) in [(output, false), (error, true)] {
             group.enter()
-            DispatchQueue.global().async {
+            // Threads of their own: on Linux DispatchQueue.global() is also where Swift's pool runs, and
+            // readers blocked there starve the tasks of an in-process server the child talks to.
+            Thread {
                 let data = pipe.fileHandleForReading.readDataToEndOfFile()
                 collected.set(String(decoding: data, as: UTF8.self), isError: isError)
                 group.leave()
-            }
+            }.start()
         }
         group.wait()
         process.waitUntilExit()

@@ -14,6 +14,10 @@ final class InnerSessionTransport: Transport {
 
     private let router = Router()
     private let session: URLSession
+    /// Where tasks are created, resumed and cancelled: those calls block on FoundationNetworking's work
+    /// queue. A serial queue of our own gets its own thread; `DispatchQueue.global()` would block one of
+    /// the few threads Swift's cooperative pool runs on.
+    private let control = DispatchQueue(label: "hostpin.inner-session.control")
 
     init() {
         let configuration = URLSessionConfiguration.ephemeral
@@ -29,18 +33,18 @@ final class InnerSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Creates and resumes the inner task for `request` addressed to `address`, on a Dispatch thread:
-    /// never on FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in
-    /// DESIGN.md), and not on Swift's cooperative pool either, whose few threads would wait while that
-    /// one queue is busy with every transfer in the process.
+    /// Creates and resumes the inner task for `request` addressed to `address` on ``control``: never on
+    /// FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in DESIGN.md), and
+    /// not on Swift's cooperative pool either, whose few threads would wait while that one queue is busy
+    /// with every transfer in the process.
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
         guard let addressed = request.addressed(to: address) else {
             sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
-            return InnerTask(router: router)
+            return InnerTask(router: router, control: control)
         }
-        let handle = InnerTask(router: router)
+        let handle = InnerTask(router: router, control: control)
         let (session, router) = (session, router)
-        DispatchQueue.global().async {
+        control.async {
             let task = session.dataTask(with: addressed)
             router.add(sink, for: task.taskIdentifier)
             if handle.attach(task) { task.resume() } else { router.remove(task.taskIdentifier) }
@@ -56,10 +60,12 @@ final class InnerSessionTransport: Transport {
         }
 
         private let router: Router
+        private let control: DispatchQueue
         private let state = Mutex(State())
 
-        init(router: Router) {
+        init(router: Router, control: DispatchQueue) {
             self.router = router
+            self.control = control
         }
 
         /// Records `task`; false when the transfer was cancelled before it existed.
@@ -79,7 +85,7 @@ final class InnerSessionTransport: Transport {
                 return state.task
             }) else { return }
             let router = router
-            DispatchQueue.global().async {
+            control.async {
                 router.remove(task.taskIdentifier)
                 task.cancel()
             }
