@@ -1,0 +1,111 @@
+import Foundation
+import HostPin
+
+/// Item 1: cache hits in process. Already-normalised `HostName`s; 16 hot keys or random keys over
+/// `keys` cached names; the synchronous `ResolutionCache.lookup` and the async `CachingResolver.resolve`
+/// separately; 1 and 2 threads. Reports nanoseconds per lookup as seen by one thread (wall time / lookups
+/// per thread), so with 2 threads the number includes lock contention.
+enum CacheBench {
+    static func run(_ options: Options) async {
+        let keys = options.int("keys", 100_000)
+        let opsHot = options.int("ops-hot", 2_000_000)
+        let opsRandom = options.int("ops-random", 1_000_000)
+
+        let stub = StubResolver()
+        let resolver = CachingResolver(upstream: stub)
+        var names: [HostName] = []
+        names.reserveCapacity(keys)
+        for i in 0..<keys {
+            let name = try! HostName.parse(benchName(i))
+            names.append(name)
+            resolver.cache.store(stub.answer(for: name, index: i), family: .v4)
+        }
+        guard resolver.cache.count == keys else { fail("cache holds \(resolver.cache.count) of \(keys) names") }
+        let hot = Array(names.prefix(16))
+        let all = names
+        // --only ID runs one measurement (for profiling), e.g. --only cache.sync.hot.t1
+        let only = options.string("only", "")
+        func wanted(_ id: String) -> Bool { only.isEmpty || only == id }
+
+        for threads in [1, 2] {
+            for (kind, keys, ops) in [("hot", hot, opsHot), ("random", all, opsRandom)] {
+                let sync = "cache.sync.\(kind).t\(threads)"
+                if wanted(sync) { report(sync, syncLookups(resolver.cache, keys, ops: ops, threads: threads)) }
+                let async = "cache.async.\(kind).t\(threads)"
+                if wanted(async) { report(async, await asyncResolves(resolver, keys, ops: ops, threads: threads)) }
+            }
+        }
+    }
+
+    /// ns per `lookup`, per thread, `threads` threads at once (hot: cycle through `names`; else random).
+    static func syncLookups(_ cache: ResolutionCache, _ names: [HostName], ops: Int, threads: Int) -> Double {
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let ready = DispatchGroup()
+        let random = names.count > 16
+        for t in 0..<threads {
+            ready.enter()
+            done.enter()
+            Thread.detachNewThread {
+                ready.leave()
+                start.wait()
+                var rng = XorShift(state: 0x9E37_79B9_7F4A_7C15 &+ UInt64(t))
+                var found = 0
+                for i in 0..<ops {
+                    let name = random ? names[rng.next(below: names.count)] : names[i & 15]
+                    if let hit = cache.lookup(name, family: .v4) { found &+= hit.addresses.count }
+                }
+                if found != ops { fail("sync lookups: \(found) hits of \(ops)") }
+                done.leave()
+            }
+        }
+        ready.wait()
+        let t0 = nowNanoseconds()
+        for _ in 0..<threads { start.signal() }
+        done.wait()
+        return Double(nowNanoseconds() - t0) / Double(ops)
+    }
+
+    /// ns per `resolve` (a fresh hit), per task, `threads` tasks at once on the cooperative pool.
+    static func asyncResolves(_ resolver: CachingResolver, _ names: [HostName], ops: Int, threads: Int) async -> Double {
+        let random = names.count > 16
+        let t0 = nowNanoseconds()
+        await withTaskGroup(of: Void.self) { group in
+            for t in 0..<threads {
+                group.addTask {
+                    var rng = XorShift(state: 0x9E37_79B9_7F4A_7C15 &+ UInt64(t))
+                    var found = 0
+                    for i in 0..<ops {
+                        let name = random ? names[rng.next(below: names.count)] : names[i & 15]
+                        do throws(ResolutionError) {
+                            found &+= try await resolver.resolve(name, family: .v4).addresses.count
+                        } catch {
+                            fail("resolve: \(error)")
+                        }
+                    }
+                    if found != ops { fail("async resolves: \(found) of \(ops)") }
+                }
+            }
+        }
+        return Double(nowNanoseconds() - t0) / Double(ops)
+    }
+}
+
+/// Item 1, normalisation on its own: `HostName.parse` of an ASCII name needing lower-casing and a trailing
+/// dot dropped, and of a Unicode name converted to A-labels by libidn2 (UTS #46).
+enum ParseBench {
+    static func run(_ options: Options) {
+        let ops = options.int("ops", 300_000)
+        for (id, inputs) in [("parse.ascii", ["WWW.Example.Test.", "api.example.com", "Cdn.Example.Test"]),
+                             ("parse.idna", ["bücher.example.test", "Bücher.Example.Test.", "münchen.de"])] {
+            var total = 0
+            let t0 = nowNanoseconds()
+            for i in 0..<ops {
+                total &+= (try! HostName.parse(inputs[i % 3])).text.utf8.count
+            }
+            let elapsed = nowNanoseconds() - t0
+            blackHole(total)
+            report(id, Double(elapsed) / Double(ops))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HostPin
+import HostPinURL
+
+/// Item 3: `--inflight` tasks (8) each sending GET `--url` back to back through one URLSession for
+/// `--seconds`, after `--warmup` seconds (which also warms HostPin's cache and the connection pool).
+/// `--mode pinned`: `URLSessionConfiguration.pinned(resolver:family: .v4, extraCAFile:)` over a
+/// `CachingResolver(TrustedResolver([--server]))`; `--mode plain`: `URLSessionConfiguration.default`.
+/// Reports requests/s, p50/p99 latency (µs) and this process's CPU time (getrusage) per request (µs).
+enum HTTPBench {
+    static func run(_ options: Options) async {
+        let mode = options.string("mode")
+        let url = URL(string: options.string("url"))!
+        let seconds = options.double("seconds", 3)
+        let warmup = options.double("warmup", 1)
+        let inflight = options.int("inflight", 8)
+        let expect = options.string("expect", "origin=")
+        let id = options.string("id", "http.\(mode)")
+
+        let configuration: URLSessionConfiguration
+        switch mode {
+        case "pinned":
+            guard let upstream = Upstream(options.string("server")) else { fail("bad --server") }
+            let resolver: CachingResolver
+            do throws(ResolutionError) {
+                resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [upstream]))
+            } catch {
+                fail("resolver: \(error)")
+            }
+            let ca = options.string("ca", "")
+            configuration = .pinned(resolver: resolver, family: .v4, extraCAFile: ca.isEmpty ? nil : ca)
+        case "plain":
+            configuration = .default
+        default:
+            fail("--mode pinned|plain")
+        }
+        let session = URLSession(configuration: configuration)
+        let request = URLRequest(url: url)
+
+        // Check one answer first: a benchmark of errors measures nothing.
+        do {
+            let (body, response) = try await session.data(for: request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let text = String(decoding: body, as: UTF8.self)
+            guard status == 200, text.contains(expect) else { fail("\(url): status \(status), body '\(text)'") }
+        } catch {
+            fail("\(url): \(error)")
+        }
+
+        _ = await load(session, request, inflight: inflight, seconds: warmup)
+        let cpu0 = cpuMicroseconds()
+        let t0 = nowNanoseconds()
+        let latencies = await load(session, request, inflight: inflight, seconds: seconds)
+        let elapsed = Double(nowNanoseconds() - t0) / 1e9
+        let cpu = cpuMicroseconds() - cpu0
+        let sorted = latencies.sorted()
+        report("\(id).rps", Double(sorted.count) / elapsed)
+        report("\(id).p50us", percentile(sorted, 50) / 1000)
+        report("\(id).p99us", percentile(sorted, 99) / 1000)
+        report("\(id).cpuus", cpu / Double(max(sorted.count, 1)))
+        session.invalidateAndCancel()
+    }
+
+    /// Latencies (ns) of every request completed by `inflight` looping tasks within `seconds`.
+    static func load(_ session: URLSession, _ request: URLRequest, inflight: Int, seconds: Double) async -> [Double] {
+        let deadline = nowNanoseconds() + UInt64(seconds * 1e9)
+        return await withTaskGroup(of: [Double].self) { group in
+            for _ in 0..<inflight {
+                group.addTask {
+                    var samples: [Double] = []
+                    while nowNanoseconds() < deadline {
+                        let t0 = nowNanoseconds()
+                        do {
+                            let (_, response) = try await session.data(for: request)
+                            guard (response as? HTTPURLResponse)?.statusCode == 200 else { fail("status not 200") }
+                        } catch {
+                            fail("\(request.url!): \(error)")
+                        }
+                        samples.append(Double(nowNanoseconds() - t0))
+                    }
+                    return samples
+                }
+            }
+            var all: [Double] = []
+            for await samples in group { all += samples }
+            return all
+        }
+    }
+}

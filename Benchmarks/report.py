@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Benchmarks/report.py RUN_DIR OUT_DIR: results.tsv + meta.env + notes.txt -> RESULTS.md, results.svg.
+
+results.tsv holds one measurement per line: round, id, value. Each table row takes the median over the
+rounds of the HostPin side and of the peer side (measured in the same rounds), shows the spread
+(min-max over rounds) of both, and their ratio, oriented so that > 1 means HostPin is better.
+"""
+import math
+import os
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+
+run_dir, out_dir = sys.argv[1], sys.argv[2]
+
+values = defaultdict(list)
+with open(os.path.join(run_dir, "results.tsv")) as f:
+    for line in f:
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) != 3:
+            continue
+        try:
+            v = float(parts[2])
+        except ValueError:
+            continue
+        if not math.isnan(v):
+            values[parts[1]].append(v)
+
+meta = {}
+with open(os.path.join(run_dir, "meta.env")) as f:
+    for line in f:
+        k, _, v = line.rstrip("\n").partition("=")
+        meta[k] = v
+notes_path = os.path.join(run_dir, "notes.txt")
+notes = [l.strip() for l in open(notes_path)] if os.path.exists(notes_path) else []
+notes = [n for n in notes if n]
+
+
+def med(key):
+    v = values.get(key)
+    return statistics.median(v) if v else None
+
+
+def spread(key, fmt):
+    v = values.get(key)
+    if not v:
+        return "—"
+    return f"{fmt(min(v))}–{fmt(max(v))}" if len(v) > 1 else fmt(v[0])
+
+
+def ns(x):
+    return f"{x:,.0f} ns" if x < 10_000 else f"{x / 1000:,.1f} µs"
+
+
+def qps(x):
+    return f"{x:,.0f}/s"
+
+
+def mibs(x):
+    return f"{x:,.0f} MiB/s"
+
+
+def mib(x):
+    return f"{x:,.1f} MiB"
+
+
+rows = []    # table rows
+chart = []   # (label, ratio, goal, met)
+
+
+def row(section, label, hp_key, peer_key, fmt, lower_is_better, goal_ratio=None, goal_abs=None,
+        peer_label="", chart_label=None, goal_text=None):
+    """goal_ratio: HostPin must be at least this many times better than the peer.
+    goal_abs: (limit, unit_fmt) HostPin's own value must be <= limit (lower_is_better) or >= limit."""
+    hp, peer = med(hp_key), med(peer_key) if peer_key else None
+    ratio = None
+    if hp is not None and peer is not None and hp > 0 and peer > 0:
+        ratio = peer / hp if lower_is_better else hp / peer
+    met_parts = []
+    if goal_ratio is not None:
+        met_parts.append(ratio is not None and ratio >= goal_ratio)
+        if chart_label and ratio is not None:
+            chart.append((chart_label, ratio, goal_ratio, ratio >= goal_ratio))
+    if goal_abs is not None:
+        limit = goal_abs
+        ok = hp is not None and (hp <= limit if lower_is_better else hp >= limit)
+        met_parts.append(ok)
+        if chart_label and hp is not None:
+            headroom = limit / hp if lower_is_better else hp / limit
+            chart.append((chart_label.replace(" /Unbound", "") + (" 200ns/x" if "1 " in chart_label[:2] else ""), headroom, 1.0, ok))
+    if not met_parts:
+        met = "—"
+    elif hp is None or (goal_ratio is not None and ratio is None):
+        met = "not measured"
+    else:
+        met = "**yes**" if all(met_parts) else "**NO**"
+    spread_text = f"{spread(hp_key, fmt)}"
+    if peer_key:
+        spread_text += f" / {spread(peer_key, fmt)}"
+    rows.append((section, label,
+                 fmt(hp) if hp is not None else "not measured",
+                 (f"{fmt(peer)} ({peer_label})" if peer is not None else ("—" if not peer_key else "not measured")),
+                 spread_text,
+                 f"{ratio:,.2f}×" if ratio is not None else "—",
+                 goal_text or "—", met))
+
+
+# 1. cache hits vs one Unbound query
+for api, api_text in (("sync", "`ResolutionCache.lookup`"), ("async", "`CachingResolver.resolve`")):
+    for keys in ("hot", "random"):
+        for t in (1, 2):
+            key = f"cache.{api}.{keys}.t{t}"
+            keys_text = "16 hot keys" if keys == "hot" else "random keys of 100 000"
+            row("1", f"cache hit, {api_text}, {keys_text}, {t} thread{'s' if t > 1 else ''}", key, "unbound.p50", ns,
+                True, goal_ratio=100, goal_abs=200 if keys == "hot" else None, peer_label="Unbound query p50",
+                chart_label=f"1 {api} {keys} {t}T /Unbound",
+                goal_text="≤ 200 ns and ≥ 100×" if keys == "hot" else "≥ 100×")
+row("1", "`HostName.parse`, ASCII (lower-case, trailing dot)", "parse.ascii", "unbound.p50", ns, True,
+    peer_label="Unbound query p50")
+row("1", "`HostName.parse`, Unicode → A-labels (libidn2)", "parse.idna", "unbound.p50", ns, True,
+    peer_label="Unbound query p50")
+
+# 2. cold resolution, best N of the sweep
+sweep = [int(n) for n in meta.get("sweep", "").split()]
+best_n = None
+best = None
+for n in sweep:
+    m = med(f"lookup.c{n}.qps")
+    if m is not None and (best is None or m > best):
+        best, best_n = m, n
+if best_n is not None:
+    values["lookup.best.qps"] = values[f"lookup.c{best_n}.qps"]
+row("2", f"cold resolution of 10 000 names, `hostpin lookup --batch --concurrency {best_n or 'N'} --family 4 --json` "
+    "(whole process, start-up included)", "lookup.best.qps", "dnsperf.qps", qps, False, goal_ratio=0.8,
+    peer_label="dnsperf -q 50", chart_label=f"2 lookup c{best_n} /dnsperf", goal_text="≥ 0.8×")
+
+# 3. interceptor
+row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain URLSession → IP", "http.pinned.rps",
+    "http.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession", chart_label="3 http /plain",
+    goal_text="≥ 0.9×")
+row("3", "interceptor, https, 8 in flight: pinned (libcurl, extraCAFile) vs plain URLSession → https://localhost",
+    "https.pinned.rps", "https.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
+    chart_label="3 https /plain", goal_text="≥ 0.9×")
+
+# 4. proxy
+row("4", "proxy, wrk -t2 -c50 keep-alive: hostpin proxy vs tinyproxy", "wrk.hostpin.rps", "wrk.tinyproxy.rps", qps,
+    False, goal_ratio=1.5, peer_label="tinyproxy", chart_label="4 proxy /tinyproxy", goal_text="≥ 1.5×")
+row("4", "proxy, wrk -t2 -c50 keep-alive: hostpin proxy vs direct to nginx", "wrk.hostpin.rps", "wrk.direct.rps", qps,
+    False, goal_ratio=0.7, peer_label="direct", chart_label="4 proxy /direct", goal_text="≥ 0.7×")
+row("4", "256 MiB download through a CONNECT tunnel (hostpin proxy) vs direct", "dl.hostpin.mibs", "dl.direct.mibs",
+    mibs, False, peer_label="direct")
+row("4", "256 MiB download through a CONNECT tunnel: tinyproxy vs direct (peer, for reference)", "dl.tinyproxy.mibs",
+    "dl.direct.mibs", mibs, False, peer_label="direct")
+
+# 5. memory
+for k in ("memory.rss.kib", "memory.rss.before.kib", "memory.hwm.kib"):
+    if k in values:
+        values[k.replace(".kib", ".mib")] = [v / 1024 for v in values[k]]
+row("5", "resident size (VmRSS) of a process holding 100 000 cached names", "memory.rss.mib", None, mib, True,
+    goal_abs=64, chart_label="5 64MiB/RSS", goal_text="≤ 64 MiB")
+
+# ------------------------------------------------------------------ RESULTS.md
+
+def m(key, fmt, default="—"):
+    v = med(key)
+    return fmt(v) if v is not None else default
+
+
+us = lambda x: f"{x:,.0f} µs"
+lines = []
+lines.append("# HostPin benchmarks — results\n")
+lines.append(f"Written by `Benchmarks/run` on {meta.get('date')}; {meta.get('rounds')} rounds, every comparison's two "
+             f"sides measured in the same round. Medians over the rounds; spread is min–max over the rounds "
+             f"(HostPin / peer); ratio > 1 means HostPin is better (for times: peer ÷ HostPin, for rates: "
+             f"HostPin ÷ peer). What each row measures and how: [README.md](README.md). Chart: "
+             f"[results.svg](results.svg).\n")
+lines.append("## Machine\n")
+lines.append(f"- {meta.get('nproc')} CPUs: {meta.get('cpu')}; memory {meta.get('memory')}")
+lines.append(f"- {meta.get('os')}, kernel {meta.get('kernel')}")
+lines.append(f"- {meta.get('swift')}; HostPin at `{meta.get('commit')}` (release build)")
+lines.append(f"- peers: {meta.get('versions')}")
+lines.append(f"- load average (1/5/15 min): {meta.get('load')} — other work on the machine shares its CPUs; "
+             "absolute figures move with it, the same-round ratios much less")
+lines.append(f"- run time {int(meta.get('run_seconds', 0)) // 60} min {int(meta.get('run_seconds', 0)) % 60} s "
+             f"(build {meta.get('build_seconds')} s of it)\n")
+lines.append("## Table\n")
+lines.append("| # | comparison | HostPin median | peer median | spread (HostPin / peer) | ratio | goal | met? |")
+lines.append("|---|---|---|---|---|---|---|---|")
+for r in rows:
+    lines.append("| " + " | ".join(r) + " |")
+lines.append("")
+
+lines.append("## Details\n")
+lines.append("**1. Unbound, one query at a time** (blocking `recv` on a connected UDP socket, prebuilt query, "
+             f"5 000 queries per round after 200 warm-up): p50 {m('unbound.p50', ns)}, p90 {m('unbound.p90', ns)}, "
+             f"p99 {m('unbound.p99', ns)}.\n")
+lines.append("**2. Cold resolution sweep** (10 000 distinct names of `bench.test` on the benchmark's NSD, "
+             "`--family 4`: one A query per name; every run a fresh process, so a cold cache):\n")
+lines.append("| client | median | spread |")
+lines.append("|---|---|---|")
+lines.append(f"| dnsperf -q 50 -n 1, its own figure | {m('dnsperf.qps', qps)} | {spread('dnsperf.qps', qps)} |")
+lines.append(f"| dnsperf, whole process wall clock | {m('dnsperf.wallqps', qps)} | {spread('dnsperf.wallqps', qps)} |")
+for n in sweep:
+    lines.append(f"| hostpin lookup --batch --concurrency {n}, whole process | {m(f'lookup.c{n}.qps', qps)} | "
+                 f"{spread(f'lookup.c{n}.qps', qps)} |")
+st = med("hostpin.startup.ms")
+if st is not None and best is not None:
+    wall = 10_000 / best
+    net = wall - st / 1000
+    lines.append(f"| hostpin, start-up ({st:.0f} ms for a one-name batch) subtracted, best N | "
+                 f"{qps(10_000 / net) if net > 0 else '—'} | |")
+lines.append("")
+lines.append("**3. Interceptor** (`HostPinBench http`: 8 tasks each awaiting `URLSession.data(for:)` back to back, "
+             f"1 s warm-up then {meta.get('http_seconds')} s; CPU = getrusage user+system of the client process "
+             "÷ requests):\n")
+lines.append("| side | req/s | p50 | p99 | CPU per request |")
+lines.append("|---|---|---|---|---|")
+for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
+                  ("http.pinned", "pinned URLSession → http://www.example.test"),
+                  ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
+                  ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
+    lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
+                 f"{m(key + '.cpuus', us)} |")
+lines.append("")
+lines.append(f"**4. Proxy** (`wrk -t2 -c50 -d{meta.get('wrk_seconds')}s --latency`, keep-alive, GET /whoami):\n")
+lines.append("| path | req/s | p50 | p99 | non-2xx | socket errors |")
+lines.append("|---|---|---|---|---|---|")
+for key, text in (("wrk.direct", "direct to nginx 127.0.0.10"),
+                  ("wrk.hostpin", "through hostpin proxy (absolute-form, name resolved and pinned)"),
+                  ("wrk.tinyproxy", "through tinyproxy (absolute-form, IP)")):
+    lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
+                 f"{m(key + '.non2xx', lambda x: f'{x:.0f}')} | {m(key + '.sockerr', lambda x: f'{x:.0f}')} |")
+lines.append("")
+lines.append(f"256 MiB download (curl, HTTP inside the tunnel): direct {m('dl.direct.mibs', mibs)}, "
+             f"CONNECT through hostpin proxy {m('dl.hostpin.mibs', mibs)}, through tinyproxy {m('dl.tinyproxy.mibs', mibs)}.\n")
+lines.append(f"**5. Memory**: VmRSS before filling {m('memory.rss.before.mib', mib)}, after 100 000 names "
+             f"{m('memory.rss.mib', mib)} (peak VmHWM {m('memory.hwm.mib', mib)}).\n")
+if notes:
+    lines.append("## Notes from this run\n")
+    for n in notes:
+        lines.append(f"- {n}")
+    lines.append("")
+with open(os.path.join(out_dir, "RESULTS.md"), "w") as f:
+    f.write("\n".join(lines))
+
+# ------------------------------------------------------------------ chart
+
+dat = os.path.join(run_dir, "results.dat")
+with open(dat, "w") as f:
+    for i, (label, ratio, goal, ok) in enumerate(chart):
+        f.write(f'{i}\t"{label}"\t{ratio:.6g}\t{goal:.6g}\t{0x2ca02c if ok else 0xd62728}\n')
+if chart:
+    lo = min(min(r, g) for _, r, g, _ in chart)
+    hi = max(max(r, g) for _, r, g, _ in chart)
+    gp = f"""
+set terminal svg size 1100,620 dynamic enhanced font 'sans,11' background rgb 'white'
+set output '{os.path.join(out_dir, "results.svg")}'
+set title "HostPin vs peers: measured ratio (bar; green = goal met, red = missed) and goal (black mark)\\n{meta.get('date')}, {meta.get('nproc')} CPUs, {meta.get('rounds')} rounds, medians"
+set logscale y
+set yrange [{10 ** math.floor(math.log10(lo * 0.5))}:{10 ** math.ceil(math.log10(hi * 2))}]
+set ylabel "ratio (> 1: HostPin better; 200ns/x, 64MiB/RSS: limit / value)"
+set xrange [-0.6:{len(chart) - 0.4}]
+set xtics rotate by -40 left font ',9' nomirror
+set grid ytics
+set key top right
+set boxwidth 0.6
+set style fill solid 0.75 border -1
+set bmargin 7
+set rmargin 8
+plot '{dat}' using 1:3:($5):xtic(2) with boxes lc rgb variable notitle, \\
+     '' using 1:4 with points pt 9 ps 1.6 lc rgb 'black' title 'goal', \\
+     '' using 1:3:(sprintf('%.3g', $3)) with labels offset 0,0.8 font ',8' notitle
+"""
+    gpf = os.path.join(run_dir, "results.gp")
+    with open(gpf, "w") as f:
+        f.write(gp)
+    subprocess.run(["gnuplot", gpf], check=True)
+print(os.path.join(out_dir, "RESULTS.md"))
