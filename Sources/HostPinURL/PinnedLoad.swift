@@ -48,6 +48,7 @@ final class PinnedLoad: TransferSink {
     }
 
     func stop() {
+        client.stop()
         let (work, transfer) = state.withLock { state in
             state.stopped = true
             return (state.work, state.transfer)
@@ -235,26 +236,37 @@ final class PinnedLoad: TransferSink {
     }
 }
 
-/// The protocol instance, reachable from the resolver task, the inner session's delegate queue and the
-/// curl thread.
+/// The protocol instance's client, called from the resolver task, the inner session's delegate queue
+/// and the curl thread — always through the task's own work queue.
 ///
-/// @unchecked Sendable: `URLProtocol` is explicitly not Sendable, yet Foundation expects its client to
-/// be called from whatever queue the protocol works on (its own protocols call it from the shared work
-/// queue and their transfer threads). `lock` guards every use of `owner`: each client call runs under
-/// it, so calls from different threads never overlap and keep their order. The calls only enqueue work
-/// on the session's queues (or resume a continuation), and never call back into this reference.
+/// FoundationNetworking's protocols call their client on that queue, and the client relies on it: it
+/// reads the session's task registry, which that queue mutates (calling it from the curl thread crashed
+/// in the benchmarks). So every call is enqueued there, in order, and dropped once ``stop()`` (which
+/// Foundation calls on that same queue) has run.
+///
+/// @unchecked Sendable: `URLProtocol` is explicitly not Sendable. `owner` and `stopped` are only read or
+/// written on `queue` (serial), and `queue` itself never changes.
 final class ClientReference: @unchecked Sendable {
-    private let lock = NSLock()
     // Weak: the protocol instance owns its load, which owns this reference.
     private weak let owner: PinnedURLProtocol?
+    private let queue: DispatchQueue
+    private var stopped = false
 
-    init(_ owner: PinnedURLProtocol) {
+    /// - Parameter queue: The task's work queue (found by reflection in `startLoading`, which runs on it);
+    ///   a private serial queue when there is none.
+    init(_ owner: PinnedURLProtocol, queue: DispatchQueue?) {
         self.owner = owner
+        self.queue = queue ?? DispatchQueue(label: "hostpin.client")
     }
 
-    private func call(_ body: (PinnedURLProtocol, any URLProtocolClient) -> Void) {
-        lock.withLock {
-            guard let owner, let client = owner.client else { return }
+    /// Drops every call not yet made. Call on the work queue (Foundation calls `stopLoading` there).
+    func stop() {
+        stopped = true
+    }
+
+    private func call(_ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
+        queue.async { [self] in
+            guard !stopped, let owner, let client = owner.client else { return }
             body(owner, client)
         }
     }

@@ -94,7 +94,8 @@ public final class PinnedURLProtocol: URLProtocol {
                                                                  description: RequestBody.missingUploadBody))
             return
         }
-        let load = PinnedLoad(client: ClientReference(self), request: request, body: body,
+        let queue = task.flatMap { Reflection.child("workQueue", of: $0) as? DispatchQueue }
+        let load = PinnedLoad(client: ClientReference(self, queue: queue), request: request, body: body,
                               delivery: ResponseDelivery(for: task), settings: Self.settings.withLock { $0 })
         self.load = load
         load.start()
