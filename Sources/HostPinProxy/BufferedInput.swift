@@ -81,6 +81,11 @@ final class BufferedInput: Sendable {
         pending.withLock { $0.insert(contentsOf: bytes, at: 0) }
     }
 
+    /// Whether bytes are buffered (read from the socket but not consumed).
+    var hasBuffered: Bool {
+        pending.withLock { !$0.isEmpty }
+    }
+
     /// Takes every buffered byte.
     func take() -> [UInt8] {
         pending.withLock { pending in

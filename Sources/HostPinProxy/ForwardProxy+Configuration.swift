@@ -23,6 +23,10 @@ extension ForwardProxy {
         /// The longest wait for one read or write while a body is relayed, and for the next request on
         /// an idle keep-alive connection. Default: 60 seconds.
         public var idleTimeout: Duration = .seconds(60)
+        /// How long an origin connection kept open after a response (for the same client connection's
+        /// next request to the same pinned address and `Host`) may wait unused before it is closed.
+        /// Default: 30 seconds.
+        public var originKeepAlive: Duration = .seconds(30)
         /// How long a CONNECT tunnel may carry no bytes in either direction before it is closed.
         /// Default: 10 minutes.
         public var tunnelIdleTimeout: Duration = .seconds(600)

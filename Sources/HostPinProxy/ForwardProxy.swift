@@ -33,11 +33,14 @@ public final class ForwardProxy: Sendable {
     /// Guards the listener and the open client connections with their tasks (added by the accept
     /// handler, removed by each connection's task when it ends, all shut down by ``stop()``).
     private let state = Mutex<Running?>(nil)
+    /// Closes origin connections kept idle between a client connection's requests for too long.
+    private let keeper: OriginKeeper
 
     /// A stopped proxy; nothing listens until ``start()``.
     public init(configuration: Configuration, resolver: any HostResolver) {
         self.configuration = configuration
         self.resolver = resolver
+        keeper = OriginKeeper(timeout: configuration.originKeepAlive)
     }
 
     /// Where the proxy listens, with the real port when ``Configuration/listenAddress`` had port 0;
@@ -69,6 +72,7 @@ public final class ForwardProxy: Sendable {
             listener.close()
             throw .alreadyStarted
         }
+        keeper.start()
         return listener.boundAddress
     }
 
@@ -85,6 +89,7 @@ public final class ForwardProxy: Sendable {
             task.cancel()
             await task.value
         }
+        keeper.stop()
     }
 
     private func accept(_ channel: SocketChannel) {
@@ -92,7 +97,7 @@ public final class ForwardProxy: Sendable {
         let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
                                         connectTimeout: configuration.connectTimeout, proxyAddress: bound)
         let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
-                                         parser: RequestHeadParser(limits: configuration.headLimits))
+                                         parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
         state.withLock { running in
             guard running != nil else {
                 channel.close()

@@ -4,8 +4,10 @@ enum ForwardedHead {
     /// The request for the origin: origin-form request line (RFC 9112 §3.2.1) in HTTP/1.1, `Host` set
     /// to the absolute-form target's authority (§3.2.2: a proxy replaces any received `Host`), the
     /// client's end-to-end fields, `Transfer-Encoding: chunked` when the body is chunked, `Via`, and
-    /// `Connection: close` (each request gets its own origin connection).
-    static func request(_ head: RequestHead, authority: RequestTarget.Authority, path: String, via: String) -> [UInt8] {
+    /// `Connection: close` when `closing` (the client connection ends after this request, so the origin
+    /// connection will not be kept for another).
+    static func request(_ head: RequestHead, authority: RequestTarget.Authority, path: String, via: String,
+                        closing: Bool) -> [UInt8] {
         var fields = HeaderFields()
         fields.append(name: "Host", value: authority.text)
         for field in HopByHop.removed(from: head.fields, alsoRemoving: ["host"]) {
@@ -13,7 +15,7 @@ enum ForwardedHead {
         }
         if head.framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
         fields.append(name: "Via", value: "\(head.version == .http10 ? "1.0" : "1.1") \(via)")
-        fields.append(name: "Connection", value: "close")
+        if closing { fields.append(name: "Connection", value: "close") }
         return Array("\(head.method) \(path) HTTP/1.1\r\n".utf8) + fields.wireBytes + [HeadSyntax.cr, HeadSyntax.lf]
     }
 

@@ -2,6 +2,12 @@ import Dispatch
 import HostPin
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// One client connection: reads request heads one after another (keep-alive), and for each one
 /// forwards an absolute-form request to its pinned origin, opens a CONNECT tunnel, or answers with a
 /// ``ProxyError``.
@@ -15,6 +21,7 @@ struct ProxyConnection: Sendable {
     let configuration: ForwardProxy.Configuration
     let connector: OriginConnector
     let parser: RequestHeadParser
+    let keeper: OriginKeeper
 
     /// What one request left behind.
     private struct Outcome {
@@ -22,12 +29,30 @@ struct ProxyConnection: Sendable {
         var bytes: UInt64 = 0
         var pinned: SocketAddress?
         var keepAlive = false
+        /// Whether the origin connection may carry another request: the response was HTTP/1.1, framed by
+        /// length or chunks (or had no body), without `Connection: close`, relayed whole, and nothing
+        /// followed it.
+        var originReusable = false
+    }
+
+    /// Why one attempt on an origin connection failed.
+    private enum AttemptFailure: Error {
+        /// Answer the client with this error.
+        case refused(ProxyError)
+        /// A kept connection turned out dead before any response byte: the head could not be written, or
+        /// the first read met end of stream or a reset. Retried once on a fresh connection when the
+        /// request is idempotent and has no body (RFC 9110 §9.2.2).
+        case stale(ProxyError)
     }
 
     /// Serves the connection until the client closes it, an error ends it, or the proxy stops.
     func run() async {
         let input = BufferedInput(channel: client)
-        defer { client.close() }
+        var kept: KeptOrigin?
+        defer {
+            if let kept { discard(kept) }
+            client.close()
+        }
         var first = true
         while true {
             let deadline = DispatchTime.after(first ? configuration.originTimeout : configuration.idleTimeout)
@@ -50,25 +75,31 @@ struct ProxyConnection: Sendable {
                 await refuse(.malformedRequest(error), method: "-", target: "-", started: started)
                 return
             }
-            guard await serve(head, input: input, started: started) else { return }
+            guard await serve(head, input: input, kept: &kept, started: started) else { return }
         }
     }
 
-    /// Serves one request; returns whether the connection stays open for another.
-    private func serve(_ head: RequestHead, input: BufferedInput, started: ContinuousClock.Instant) async -> Bool {
+    /// Serves one request; returns whether the connection stays open for another. `kept` is the origin
+    /// connection left open by the previous request, if any, and on return the one this request leaves.
+    private func serve(_ head: RequestHead, input: BufferedInput, kept: inout KeptOrigin?,
+                       started: ContinuousClock.Instant) async -> Bool {
         switch head.target {
         case .originForm, .asteriskForm:
             await refuse(.notAProxyRequest(target: head.targetText), method: head.method, target: head.targetText, started: started)
             return false
         case .authorityForm(let authority):
-            await Tunnel(client: client, input: input, configuration: configuration, connector: connector)
+            if let previous = kept {
+                kept = nil
+                discard(previous)
+            }
+            await Tunnel(client: client, input: input, configuration: configuration, connector: connector, keeper: keeper)
                 .open(head, authority: authority, started: started)
             return false
         case .absoluteForm(let authority, let path):
             let when = AccessLogEntry.now()
             var outcome: Outcome
             do throws(ProxyError) {
-                outcome = try await forward(head, authority: authority, path: path, input: input)
+                outcome = try await forward(head, authority: authority, path: path, input: input, kept: &kept)
             } catch {
                 await refuse(error, method: head.method, target: head.targetText, started: started)
                 return false
@@ -78,37 +109,98 @@ struct ProxyConnection: Sendable {
         }
     }
 
-    /// Forwards one absolute-form request. Throws only before any response byte reached the client;
-    /// later failures end the connection (reported through the outcome's `keepAlive == false`).
+    /// Forwards one absolute-form request, on the kept origin connection when it matches, else on a new
+    /// one. Throws only before any response byte reached the client; later failures end the connection
+    /// (reported through the outcome's `keepAlive == false`).
     private func forward(_ head: RequestHead, authority: RequestTarget.Authority, path: String,
-                         input: BufferedInput) async throws(ProxyError) -> Outcome {
+                         input: BufferedInput, kept: inout KeptOrigin?) async throws(ProxyError) -> Outcome {
         let addresses = try await connector.pinnedAddresses(for: authority)
-        let origin = try await connector.connect(host: authority.host, addresses: addresses)
-        defer { origin.channel.close() }
+        var origin: KeptOrigin?
+        if let previous = kept {
+            kept = nil
+            // Never across hosts: the same pinned address (still pinned now) and the same Host.
+            if previous.key.host == authority.text, addresses.contains(previous.key.address), previous.claim() {
+                origin = previous
+            } else {
+                discard(previous)
+            }
+        }
+        let retryable = head.framing == .none && Self.idempotentMethods.contains(head.method)
+        while true {
+            let reused = origin != nil
+            let current: KeptOrigin
+            if let origin {
+                current = origin
+            } else {
+                let connection = try await connector.connect(host: authority.host, addresses: addresses)
+                current = KeptOrigin(key: KeptOrigin.Key(address: connection.address, host: authority.text),
+                                     channel: connection.channel)
+            }
+            origin = nil
+            let outcome: Outcome
+            do throws(AttemptFailure) {
+                outcome = try await attempt(head, authority: authority, path: path, input: input, on: current,
+                                            reused: reused)
+            } catch {
+                discard(current)
+                switch error {
+                case .refused(let problem):
+                    throw problem
+                case .stale(let problem):
+                    guard reused, retryable else { throw problem }
+                    continue  // once: the next attempt is on a fresh connection, whose failures are not stale
+                }
+            }
+            if outcome.originReusable && outcome.keepAlive {
+                current.park()
+                if !reused { keeper.register(current) }
+                kept = current
+            } else {
+                discard(current)
+            }
+            return outcome
+        }
+    }
+
+    /// Methods whose requests may be sent again when a kept connection fails before any response byte
+    /// (RFC 9110 §9.2.2).
+    private static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+
+    /// Closes an origin connection this client connection holds and forgets it.
+    private func discard(_ origin: KeptOrigin) {
+        origin.close()
+        keeper.unregister(origin)
+    }
+
+    /// Sends the request on `origin` and relays the response.
+    private func attempt(_ head: RequestHead, authority: RequestTarget.Authority, path: String,
+                         input: BufferedInput, on origin: KeptOrigin, reused: Bool) async throws(AttemptFailure) -> Outcome {
+        let address = origin.key.address
+        let channel = origin.channel
         let via = configuration.viaPseudonym
         do throws(SocketError) {
-            try await origin.channel.write(ForwardedHead.request(head, authority: authority, path: path, via: via),
-                                           deadline: .after(configuration.idleTimeout))
+            try await channel.write(ForwardedHead.request(head, authority: authority, path: path, via: via,
+                                                          closing: !head.wantsKeepAlive),
+                                    deadline: .after(configuration.idleTimeout))
         } catch {
-            throw .originClosed(origin.address)
+            throw reused ? .stale(.originClosed(address)) : .refused(.originClosed(address))
         }
         let upload = Upload(hasBody: head.framing != .none)
         let configuration = configuration
         async let uploaded: Void = upload.run {
             () async throws(BodyRelay.Failure) -> Void in
-            _ = try await BodyRelay.relay(head.framing, from: input, to: origin.channel,
+            _ = try await BodyRelay.relay(head.framing, from: input, to: channel,
                                           coding: head.framing == .chunked ? .chunked : .identity,
                                           idle: configuration.idleTimeout)
         } onFailure: {
-            origin.channel.shutdown()
+            channel.shutdown()
         }
-        let originInput = BufferedInput(channel: origin.channel)
-        var outcome = Outcome(status: 502, pinned: origin.address)
-        do throws(ProxyError) {
-            outcome = try await relayResponse(head, from: originInput, origin: origin.address)
+        var outcome = Outcome(status: 502, pinned: address)
+        do throws(AttemptFailure) {
+            outcome = try await relayResponse(head, from: origin.input, origin: address, reused: reused)
         } catch {
             // Leaving the scope cancels the upload (its waits end with `.cancelled`) and awaits it.
-            if case .failed(.malformedChunk(let problem)) = upload.state { throw .malformedBody(problem) }
+            if case .failed(.malformedChunk(let problem)) = upload.state { throw .refused(.malformedBody(problem)) }
             throw error
         }
         if !upload.isFinished {
@@ -118,16 +210,20 @@ struct ProxyConnection: Sendable {
             outcome.keepAlive = false
         }
         await uploaded
-        if case .failed = upload.state { outcome.keepAlive = false }
+        if case .failed = upload.state {
+            outcome.keepAlive = false
+            outcome.originReusable = false
+        }
         return outcome
     }
 
     /// Reads the origin's response (passing 1xx responses on) and relays it to the client.
-    private func relayResponse(_ head: RequestHead, from originInput: BufferedInput, origin: SocketAddress)
-        async throws(ProxyError) -> Outcome
+    private func relayResponse(_ head: RequestHead, from originInput: BufferedInput, origin: SocketAddress,
+                               reused: Bool) async throws(AttemptFailure) -> Outcome
     {
         let deadline = DispatchTime.after(configuration.originTimeout)
         var response: ResponseHead
+        var firstRead = true
         while true {
             let bytes: [UInt8]?
             do throws(BufferedInput.HeadFailure) {
@@ -135,19 +231,24 @@ struct ProxyConnection: Sendable {
                                                        skippingEmptyLines: false)
             } catch {
                 switch error {
-                case .head(let problem): throw .badOriginResponse(origin, problem)
-                case .socket(.timedOut): throw .originTimedOut(origin, timeout: configuration.originTimeout)
-                case .socket, .truncated: throw .originClosed(origin)
+                case .head(let problem): throw .refused(.badOriginResponse(origin, problem))
+                case .socket(.timedOut): throw .refused(.originTimedOut(origin, timeout: configuration.originTimeout))
+                case .socket(.system(_, let code)) where reused && firstRead && (code == ECONNRESET || code == EPIPE):
+                    throw .stale(.originClosed(origin))
+                case .socket, .truncated: throw .refused(.originClosed(origin))
                 }
             }
-            guard let bytes else { throw .originClosed(origin) }
+            guard let bytes else {
+                throw reused && firstRead ? .stale(.originClosed(origin)) : .refused(.originClosed(origin))
+            }
+            firstRead = false
             do throws(HeadError) {
                 response = try ResponseHead.parse(bytes, limits: configuration.headLimits)
             } catch {
-                throw .badOriginResponse(origin, error)
+                throw .refused(.badOriginResponse(origin, error))
             }
             guard response.status < 200 else { break }
-            if response.status == 101 { throw .badOriginResponse(origin, .malformedStatusLine) }
+            if response.status == 101 { throw .refused(.badOriginResponse(origin, .malformedStatusLine)) }
             if head.version == .http11 {
                 let interim = ForwardedHead.response(response, coding: .identity, closing: false, via: configuration.viaPseudonym)
                 do throws(SocketError) {
@@ -161,7 +262,7 @@ struct ProxyConnection: Sendable {
         do throws(HeadError) {
             framing = try response.framing(requestMethod: head.method)
         } catch {
-            throw .badOriginResponse(origin, error)
+            throw .refused(.badOriginResponse(origin, error))
         }
         let coding: BodyRelay.OutputCoding = framing == .chunked && head.version == .http11 ? .chunked : .identity
         let keepAlive = head.wantsKeepAlive && framing != .untilClose && !(framing == .chunked && coding == .identity)
@@ -177,6 +278,8 @@ struct ProxyConnection: Sendable {
             outcome.bytes = try await BodyRelay.relay(framing, from: originInput, to: client, coding: coding,
                                                       idle: configuration.idleTimeout)
             outcome.keepAlive = keepAlive
+            outcome.originReusable = response.version == .http11 && framing != .untilClose
+                && !response.fields.contains("Connection", token: "close") && !originInput.hasBuffered
         } catch {
             outcome.keepAlive = false
         }

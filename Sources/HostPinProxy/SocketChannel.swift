@@ -145,6 +145,15 @@ final class SocketChannel: Sendable {
         }
     }
 
+    /// Whether an idle connection is still fit for another request: a non-blocking peek finds nothing
+    /// to read (no FIN, no reset, no stray bytes) and the socket is not shut down.
+    func isQuiet() -> Bool {
+        if state.withLock({ $0.shut }) { return false }
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+
     /// Waits until the socket is writable (a non-blocking `connect` has finished, one way or the other).
     func waitWritable(deadline: DispatchTime?) async throws(SocketError) {
         try await wait(read: false, deadline: deadline)

@@ -10,11 +10,12 @@ struct Tunnel: Sendable {
     let input: BufferedInput
     let configuration: ForwardProxy.Configuration
     let connector: OriginConnector
+    let keeper: OriginKeeper
 
     /// Checks, connects, answers `200 Connection Established`, relays, and logs one line when done.
     func open(_ head: RequestHead, authority: RequestTarget.Authority, started: ContinuousClock.Instant) async {
         let connection = ProxyConnection(client: client, configuration: configuration, connector: connector,
-                                         parser: RequestHeadParser(limits: configuration.headLimits))
+                                         parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
         let when = AccessLogEntry.now()
         let origin: OriginConnector.Connection
         do throws(ProxyError) {

@@ -11,7 +11,7 @@ import Testing
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "www.example.test", "/whoami")])
             #expect(result.status == 0, "\(result.standardError)")
             #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
-            let entry = try #require(log.all.first)
+            let entry = try #require((await log.waitFor(1)).first)
             #expect(entry.method == "GET")
             #expect(entry.target == ProxyLab.http(lab, "www.example.test", "/whoami"))
             #expect(entry.pinned?.description == "127.0.0.10:\(lab.httpPort)")
@@ -32,7 +32,7 @@ import Testing
         try await ProxyLab.withProxy { proxy, lab, log in
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "multi.example.test", "/whoami")])
             #expect(result.standardOutput == "origin=www host=multi.example.test:\(lab.httpPort)\n")
-            #expect(log.all.first?.pinned?.description == "127.0.0.10:\(lab.httpPort)")
+            #expect((await log.waitFor(1)).first?.pinned?.description == "127.0.0.10:\(lab.httpPort)")
         }
     }
 
@@ -40,7 +40,7 @@ import Testing
         try await ProxyLab.withProxy { proxy, lab, log in
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "v6only.example.test", "/whoami")])
             #expect(result.standardOutput == "origin=v6 host=v6only.example.test:\(lab.httpPort)\n")
-            #expect(log.all.first?.pinned?.description == "[::1]:\(lab.httpPort)")
+            #expect((await log.waitFor(1)).first?.pinned?.description == "[::1]:\(lab.httpPort)")
         }
     }
 
@@ -51,8 +51,9 @@ import Testing
             #expect(result.standardOutput.components(separatedBy: "origin=www").count == 4)
             #expect(result.standardOutput.contains("[1]"))
             #expect(result.standardOutput.components(separatedBy: "[0]").count == 3)
-            let clients = Set(log.all.compactMap(\.client))
-            #expect(log.all.count == 3)
+            let entries = await log.waitFor(3)
+            let clients = Set(entries.compactMap(\.client))
+            #expect(entries.count == 3)
             #expect(clients.count == 1)
         }
     }
@@ -131,7 +132,7 @@ import Testing
             #expect(result.standardOutput == "until close")
             #expect(result.standardError.lowercased().contains("connection: close"))
             #expect(result.standardError.lowercased().contains("via: 1.0 hostpin"))
-            #expect(log.all.first?.bytes == 11)
+            #expect((await log.waitFor(1)).first?.bytes == 11)
         }
     }
 }

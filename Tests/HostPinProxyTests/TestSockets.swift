@@ -38,6 +38,35 @@ enum TestSockets {
         deinit { close(descriptor) }
     }
 
+    /// A port on `127.0.0.1` bound but never listening: a connection to it is refused, and while it
+    /// lives no other socket (another test's proxy on port 0) can be given that port.
+    final class RefusingPort: Sendable {
+        let port: UInt16
+        private let descriptor: Int32
+
+        init() throws {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(descriptor)
+                throw Failure(description: "bind failed")
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            self.descriptor = descriptor
+            port = UInt16(bigEndian: address.sin_port)
+        }
+
+        deinit { close(descriptor) }
+    }
+
     /// Accepts one connection on `127.0.0.1`, reads the request head, writes `response`, and closes.
     /// Returns the port and a task yielding the request head it received.
     static func scriptedOrigin(response: [UInt8]) throws -> (port: UInt16, request: Task<String, any Error>) {

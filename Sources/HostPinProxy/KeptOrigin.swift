@@ -1,0 +1,151 @@
+import Dispatch
+import Synchronization
+
+/// An origin connection a client connection keeps open between its requests (persistent connections,
+/// RFC 9112 §9.3), so a keep-alive client costs one origin connection, not one per request.
+///
+/// Reuse is per client connection, never shared between clients: each request of a connection may take
+/// its one kept origin back only when it goes to the same pinned address with the same `Host` (the
+/// ``Key``); anything else closes it. Sharing between client connections would save connects only for
+/// clients that open a connection per request, and would let one client's requests ride a connection
+/// another client's traffic shaped (its `Host`, its timing); a per-connection keep has no such
+/// questions and no locking between clients. It is closed by the connection when the client leaves,
+/// and by ``OriginKeeper``'s sweep once it has been idle for ``ForwardProxy/Configuration/originKeepAlive``.
+final class KeptOrigin: Sendable {
+    /// What a request must match to reuse the connection: the pinned address it is connected to and the
+    /// `Host` it was opened for (the authority as the client wrote it).
+    struct Key: Hashable, Sendable {
+        let address: SocketAddress
+        let host: String
+    }
+
+    private enum State {
+        case busy
+        case idle(since: ContinuousClock.Instant)
+        case closed
+    }
+
+    let key: Key
+    let channel: SocketChannel
+    /// The origin's side, buffered; empty whenever the connection is idle (a response with bytes after
+    /// its end is never kept).
+    let input: BufferedInput
+    /// Guards whether a request uses the connection, it waits idle (since when), or it is closed; the
+    /// sweep and the owning connection's task race for an idle one.
+    private let state = Mutex(State.busy)
+
+    init(key: Key, channel: SocketChannel) {
+        self.key = key
+        self.channel = channel
+        input = BufferedInput(channel: channel)
+    }
+
+    /// Marks the connection idle from now (after a response that allows reuse).
+    func park() {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            if case .busy = state { state = .idle(since: now) }
+        }
+    }
+
+    /// Takes an idle connection for a request: `false` when it is closed (swept) or, by a non-blocking
+    /// peek, has already seen the origin's FIN, a reset or unexpected bytes (then it is closed).
+    func claim() -> Bool {
+        let claimed = state.withLock { state -> Bool in
+            guard case .idle = state else { return false }
+            state = .busy
+            return true
+        }
+        guard claimed else { return false }
+        if channel.isQuiet() { return true }
+        close()
+        return false
+    }
+
+    /// Closes the connection if it has been idle since before `cutoff`; returns whether it is closed.
+    func closeIfIdle(since cutoff: ContinuousClock.Instant) -> Bool {
+        let expired = state.withLock { state -> Bool in
+            switch state {
+            case .closed: return true
+            case .busy: return false
+            case .idle(let since):
+                guard since < cutoff else { return false }
+                state = .closed
+                return true
+            }
+        }
+        if expired { channel.close() }
+        return expired
+    }
+
+    /// Closes the connection (no read or write may be running on it). Idempotent.
+    func close() {
+        state.withLock { $0 = .closed }
+        channel.close()
+    }
+}
+
+/// Closes kept origin connections idle for longer than a timeout: one timer per proxy, ticking once a
+/// second, rather than a timer per request. Connections register when they are first kept and leave
+/// the list once closed.
+final class OriginKeeper: Sendable {
+    private struct Kept {
+        var origins: [ObjectIdentifier: KeptOrigin] = [:]
+        var timer: (any DispatchSourceTimer)?
+    }
+
+    /// How long an origin connection may stay idle.
+    let timeout: Duration
+    /// Guards the registered connections and the sweep timer.
+    private let kept = Mutex(Kept())
+
+    init(timeout: Duration) {
+        self.timeout = timeout
+    }
+
+    /// Starts sweeping; called once, by ``ForwardProxy/start()``.
+    func start() {
+        let tick = Duration.seconds(1) < timeout ? Duration.seconds(1) : timeout
+        let (seconds, attoseconds) = tick.components
+        let interval = DispatchTimeInterval.nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        let handler: @Sendable () -> Void = { [weak self] in self?.sweep() }
+        kept.withLock { kept in
+            kept.timer?.cancel()
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hostpin.proxy.origin-keeper"))
+            timer.schedule(deadline: .after(tick), repeating: interval)
+            timer.setEventHandler(handler: handler)
+            timer.resume()
+            kept.timer = timer
+        }
+    }
+
+    /// Stops sweeping and closes every idle connection; busy ones are closed by their connections.
+    func stop() {
+        let origins = kept.withLock { kept -> [KeptOrigin] in
+            kept.timer?.cancel()
+            kept.timer = nil
+            defer { kept.origins = [:] }
+            return Array(kept.origins.values)
+        }
+        let now = ContinuousClock.now
+        for origin in origins { _ = origin.closeIfIdle(since: now + .seconds(1)) }
+    }
+
+    /// Watches `origin` until it is closed.
+    func register(_ origin: KeptOrigin) {
+        kept.withLock { $0.origins[ObjectIdentifier(origin)] = origin }
+    }
+
+    /// Forgets `origin` (its connection closed it).
+    func unregister(_ origin: KeptOrigin) {
+        _ = kept.withLock { $0.origins.removeValue(forKey: ObjectIdentifier(origin)) }
+    }
+
+    private func sweep() {
+        let origins = kept.withLock { Array($0.origins.values) }
+        let cutoff = ContinuousClock.now - timeout
+        for origin in origins where origin.closeIfIdle(since: cutoff) {
+            unregister(origin)
+        }
+    }
+}
