@@ -11,13 +11,14 @@ public protocol MonotonicClock: Sendable {
     func nanoseconds() -> UInt64
 }
 
-/// `CLOCK_MONOTONIC` (POSIX `clock_gettime`).
+/// `CLOCK_MONOTONIC_COARSE` (Linux `clock_gettime`): the kernel's tick-resolution monotonic clock, a few
+/// milliseconds coarse and several times cheaper to read — TTLs are whole seconds.
 public struct SystemMonotonicClock: MonotonicClock {
     public init() {}
 
     public func nanoseconds() -> UInt64 {
         var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

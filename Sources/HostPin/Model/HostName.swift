@@ -25,10 +25,22 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
     public let text: String
     /// The address when the name is an IP literal.
     public let literalAddress: IPAddress?
+    /// Whether the name is `localhost` or ends in `.localhost`, which RFC 6761 §6.3 reserves for
+    /// loopback and which is never sent upstream. Decided once, at parse time: every resolve asks.
+    public let isLocalhost: Bool
 
     private init(text: String, literalAddress: IPAddress?) {
         self.text = text
         self.literalAddress = literalAddress
+        self.isLocalhost = literalAddress == nil && (text == "localhost" || text.hasSuffix(".localhost"))
+    }
+
+    // Equality and hashing by `text` alone: the other fields follow from it, and the cache hashes
+    // names on every lookup.
+    public static func == (lhs: HostName, rhs: HostName) -> Bool { lhs.text == rhs.text }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(text)
     }
 
     /// Normalises `input` (see the type's documentation).
@@ -37,6 +49,7 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
     ///   (trailing dot), or an IP literal (IPv6 optionally in brackets).
     /// - Throws: ``ResolutionError/badName(_:_:)`` naming the ``HostNameProblem``.
     public static func parse(_ input: String) throws(ResolutionError) -> HostName {
+        if let plain = plainASCII(input) { return HostName(text: plain, literalAddress: nil) }
         var name = Substring(input)
         if name.hasSuffix(".") { name = name.dropLast() }
         if name.isEmpty { throw .badName(input, .empty) }
@@ -58,10 +71,46 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
         return HostName(text: ascii, literalAddress: nil)
     }
 
-    /// Whether the name is `localhost` or ends in `.localhost`, which RFC 6761 §6.3 reserves for
-    /// loopback and which is never sent upstream.
-    public var isLocalhost: Bool {
-        text == "localhost" || text.hasSuffix(".localhost")
+    /// The normalised form of an everyday ASCII name in one pass over its bytes, or `nil` when the
+    /// name needs the full path (an error to explain, an IP literal, Unicode, an odd character):
+    /// letters, digits, `-` and `_` in labels of 1-63 octets, at most 253 octets, no edge hyphen, a
+    /// last label with a letter, optionally one trailing dot.
+    private static func plainASCII(_ input: String) -> String? {
+        var utf8 = Array(input.utf8)
+        if utf8.last == UInt8(ascii: ".") { utf8.removeLast() }
+        guard !utf8.isEmpty, utf8.count <= 253 else { return nil }
+        var labelStart = 0
+        var lastLabelHasLetter = false
+        var changed = utf8.count != input.utf8.count
+        for index in 0...utf8.count {
+            let byte = index < utf8.count ? utf8[index] : UInt8(ascii: ".")
+            switch byte {
+            case UInt8(ascii: "."):
+                let length = index - labelStart
+                guard length > 0, length <= 63, utf8[labelStart] != UInt8(ascii: "-"),
+                      utf8[index - 1] != UInt8(ascii: "-") else { return nil }
+                if index < utf8.count {
+                    labelStart = index + 1
+                    lastLabelHasLetter = false
+                }
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                utf8[index] = byte | 0x20
+                changed = true
+                lastLabelHasLetter = true
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"):
+                lastLabelHasLetter = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                break
+            default:
+                return nil
+            }
+        }
+        // A last label without a letter may be an IP literal, and `0x…` a hex address: the full path
+        // accepts or explains those.
+        let hex = utf8.count - labelStart >= 2 && utf8[labelStart] == UInt8(ascii: "0")
+            && utf8[labelStart + 1] == UInt8(ascii: "x")
+        guard lastLabelHasLetter, !hex else { return nil }
+        return changed ? String(decoding: utf8, as: UTF8.self) : input
     }
 
     /// The normalised text.

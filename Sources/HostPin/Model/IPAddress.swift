@@ -18,33 +18,50 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessSt
 
     /// `v4` (4 bytes) or `v6` (16 bytes).
     public let family: Family
-    /// The address in network byte order: 4 bytes for `v4`, 16 for `v6`.
-    public let bytes: [UInt8]
+    // The bytes in network order, inline (a cache holds hundreds of thousands of addresses: no heap
+    // array each). An IPv4 address uses the first 4 bytes of `high`.
+    private let high: UInt64
+    private let low: UInt64
 
     /// Parses `127.0.0.1` or `::1` (no brackets, no zone index); `nil` for anything else.
     public init?(_ description: String) {
         // inet_pton reads a C string: it would stop at an embedded NUL and accept "127.0.0.1\0evil".
         guard !description.utf8.contains(0) else { return nil }
-        if let bytes = Self.parse(description, family: AF_INET, count: 4) {
-            self.init(family: .v4, bytes: bytes)
-        } else if let bytes = Self.parse(description, family: AF_INET6, count: 16) {
-            self.init(family: .v6, bytes: bytes)
+        var storage: (UInt64, UInt64) = (0, 0)
+        if withUnsafeMutableBytes(of: &storage, { inet_pton(AF_INET, description, $0.baseAddress) }) == 1 {
+            self.init(family: .v4, storage: storage)
+        } else if withUnsafeMutableBytes(of: &storage, { inet_pton(AF_INET6, description, $0.baseAddress) }) == 1 {
+            self.init(family: .v6, storage: storage)
         } else {
             return nil
         }
     }
 
-    /// Wraps raw bytes; `bytes.count` must be 4 for `v4` and 16 for `v6`.
-    init(family: Family, bytes: [UInt8]) {
+    /// Wraps raw bytes in network order; `bytes.count` must be 4 for `v4` and 16 for `v6`.
+    init(family: Family, bytes: some Collection<UInt8>) {
+        var storage: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &storage) { raw in
+            for (index, byte) in bytes.prefix(16).enumerated() { raw[index] = byte }
+        }
+        self.init(family: family, storage: storage)
+    }
+
+    private init(family: Family, storage: (UInt64, UInt64)) {
         self.family = family
-        self.bytes = bytes
+        self.high = storage.0
+        self.low = storage.1
+    }
+
+    /// The address in network byte order: 4 bytes for `v4`, 16 for `v6`.
+    public var bytes: [UInt8] {
+        withUnsafeBytes(of: (high, low)) { Array($0.prefix(family == .v4 ? 4 : 16)) }
     }
 
     /// The RFC 5952 canonical text form: `127.0.0.1`, `::1`.
     public var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == .v4 ? AF_INET : AF_INET6
-        _ = bytes.withUnsafeBytes { raw in
+        _ = withUnsafeBytes(of: (high, low)) { raw in
             inet_ntop(af, raw.baseAddress, &text, socklen_t(text.count))
         }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -59,10 +76,4 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessSt
     public static let loopbackV4 = IPAddress(family: .v4, bytes: [127, 0, 0, 1])
     /// The IPv6 loopback address `::1`.
     public static let loopbackV6 = IPAddress(family: .v6, bytes: Array(repeating: 0, count: 15) + [1])
-
-    private static func parse(_ text: String, family: Int32, count: Int) -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let ok = bytes.withUnsafeMutableBytes { raw in inet_pton(family, text, raw.baseAddress) }
-        return ok == 1 ? bytes : nil
-    }
 }

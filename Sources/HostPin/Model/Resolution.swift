@@ -42,7 +42,10 @@ public struct Resolution: Sendable, Hashable {
         self.name = name
         self.addresses = addresses
         self.cnames = cnames
-        self.ttl = (addresses.map(\.ttl) + cnames.map(\.ttl)).min() ?? 0
+        var ttl = addresses.first?.ttl ?? 0
+        for address in addresses where address.ttl < ttl { ttl = address.ttl }
+        for cname in cnames where cname.ttl < ttl { ttl = cname.ttl }
+        self.ttl = ttl
         self.upstream = upstream
         self.source = source
         self.receivedAt = receivedAt
