@@ -46,13 +46,23 @@ public final class ResolutionCache: Sendable {
     /// The TTL clamps in force.
     public let limits: Limits
     private let clock: any MonotonicClock
-    private let entries = Mutex<[Key: Entry]>([:])
+    /// The table, split in 16 shards by the name's hash, each behind its own lock, so two threads
+    /// seldom wait for each other.
+    private let shards: [Shard] = (0..<16).map { _ in Shard() }
+
+    private final class Shard: Sendable {
+        let entries = Mutex<[Key: Entry]>([:])
+    }
+
+    private func shard(for name: HostName) -> Shard {
+        shards[name.textHash & 15]
+    }
 
     /// Creates an empty cache.
     ///
     /// - Parameters:
     ///   - limits: TTL clamps; defaults 0 and 86 400 seconds.
-    ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC` by default.
+    ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC_COARSE` by default.
     public init(limits: Limits = Limits(), clock: any MonotonicClock = SystemMonotonicClock()) {
         self.limits = limits
         self.clock = clock
@@ -63,7 +73,7 @@ public final class ResolutionCache: Sendable {
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
         let key = Key(name: name, family: family)
         let now = clock.nanoseconds()
-        let entry = entries.withLock { entries -> Entry? in
+        let entry = shard(for: name).entries.withLock { entries -> Entry? in
             guard let entry = entries[key] else { return nil }
             if entry.expiresAt <= now {
                 entries[key] = nil
@@ -80,14 +90,14 @@ public final class ResolutionCache: Sendable {
         guard lifetime > 0, resolution.source != .untrusted else { return }  // never cache untrusted answers
         let entry = Entry(resolution: resolution.from(.cache),
                           expiresAt: clock.nanoseconds() + UInt64(lifetime) * 1_000_000_000)
-        entries.withLock { $0[Key(name: resolution.name, family: family)] = entry }
+        shard(for: resolution.name).entries.withLock { $0[Key(name: resolution.name, family: family)] = entry }
     }
 
     /// The number of entries held, fresh or not yet swept.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { shards.reduce(0) { total, shard in total + shard.entries.withLock { $0.count } } }
 
     /// Drops every entry.
     public func removeAll() {
-        entries.withLock { $0.removeAll() }
+        for shard in shards { shard.entries.withLock { $0.removeAll() } }
     }
 }

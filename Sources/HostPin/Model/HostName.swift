@@ -28,19 +28,23 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
     /// Whether the name is `localhost` or ends in `.localhost`, which RFC 6761 §6.3 reserves for
     /// loopback and which is never sent upstream. Decided once, at parse time: every resolve asks.
     public let isLocalhost: Bool
+    /// `text`'s hash, computed once: the cache hashes names on every lookup.
+    let textHash: Int
 
     private init(text: String, literalAddress: IPAddress?) {
         self.text = text
         self.literalAddress = literalAddress
         self.isLocalhost = literalAddress == nil && (text == "localhost" || text.hasSuffix(".localhost"))
+        self.textHash = text.hashValue
     }
 
-    // Equality and hashing by `text` alone: the other fields follow from it, and the cache hashes
-    // names on every lookup.
-    public static func == (lhs: HostName, rhs: HostName) -> Bool { lhs.text == rhs.text }
+    // Equality and hashing by `text` alone: the other fields follow from it.
+    public static func == (lhs: HostName, rhs: HostName) -> Bool {
+        lhs.textHash == rhs.textHash && lhs.text == rhs.text
+    }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(text)
+        hasher.combine(textHash)
     }
 
     /// Normalises `input` (see the type's documentation).
