@@ -271,24 +271,33 @@ final class SocketChannel: Sendable {
         waiter?.continuation.resume(throwing: error)
     }
 
-    /// A source fired: suspend it and wake its waiter.
+    /// A source fired: wake its waiter and leave the source armed for the next wait (a connection reads
+    /// or writes again soon, and suspending and resuming a source costs a trip through Dispatch's
+    /// manager thread each time). With no waiter (bytes arrived while the task was busy) it is
+    /// suspended, so a socket nobody waits on never fires again and again.
     private func fire(read: Bool) {
         let waiter = state.withLock { state -> Waiter? in
             guard !state.closed else { return nil }
             if read {
+                if let waiter = state.read.waiter {
+                    state.read.waiter = nil
+                    return waiter
+                }
                 if state.read.armed {
                     state.read.armed = false
                     sources.withLock { $0.read.suspend() }
                 }
-                defer { state.read.waiter = nil }
-                return state.read.waiter
+                return nil
             } else {
+                if let waiter = state.write.waiter {
+                    state.write.waiter = nil
+                    return waiter
+                }
                 if state.write.armed {
                     state.write.armed = false
                     sources.withLock { $0.write.suspend() }
                 }
-                defer { state.write.waiter = nil }
-                return state.write.waiter
+                return nil
             }
         }
         waiter?.continuation.resume()
