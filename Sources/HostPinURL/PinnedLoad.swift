@@ -103,7 +103,7 @@ final class PinnedLoad: TransferSink {
             guard !state.stopped, let hop = state.hop, !state.remaining.isEmpty else { return nil }
             return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
-        let transfer = Self.transport(for: hop, to: address, tls: settings.tls).start(hop, to: address, sink: self)
+        let transfer = Self.transport(for: hop, to: address, settings: settings).start(hop, to: address, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -112,13 +112,13 @@ final class PinnedLoad: TransferSink {
         return true
     }
 
-    /// libcurl for HTTPS (SNI and the certificate check must use the name) and for IPv6 addresses
-    /// (FoundationNetworking rejects IPv6-literal URLs: URL and curl disagree on the bracketed host);
-    /// the inner URLSession for plain HTTP to IPv4.
+    /// libcurl for HTTPS (SNI and the certificate check must use the name), for IPv6 addresses
+    /// (FoundationNetworking rejects IPv6-literal URLs: URL and curl disagree on the bracketed host), and
+    /// for plain HTTP when the settings ask for it; the inner URLSession for plain HTTP to IPv4 otherwise.
     private static func transport(for request: PinnedRequest, to address: IPAddress,
-                                  tls: CurlTransport.TLS) -> any Transport {
-        if request.url.scheme?.lowercased() == "https" || address.family == .v6 {
-            return CurlTransport.shared(tls)
+                                  settings: PinnedURLProtocol.Settings) -> any Transport {
+        if request.url.scheme?.lowercased() == "https" || address.family == .v6 || settings.plainHTTP == .libcurl {
+            return CurlTransport.shared(settings.tls)
         }
         return InnerSessionTransport.shared
     }

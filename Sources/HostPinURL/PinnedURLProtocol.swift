@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -20,8 +20,8 @@ import Synchronization
 /// is filed under each hop's original host in the configured cookie storage (no transport stores
 /// cookies, so none is ever filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -37,6 +37,17 @@ public final class PinnedURLProtocol: URLProtocol {
         let tls: CurlTransport.TLS
         let redirects: RedirectPolicy
         let cookieStorage: HTTPCookieStorage?
+        let plainHTTP: PlainHTTPTransport
+    }
+
+    /// What carries plain-HTTP requests to IPv4 addresses.
+    public enum PlainHTTPTransport: Sendable {
+        /// An inner URLSession (the default): the URL's host swapped for the address, `Host` set.
+        case urlSession
+        /// libcurl with `CURLOPT_RESOLVE`, as for HTTPS. Faster: FoundationNetworking runs every
+        /// URLSession task, the application's and the inner one, on one work queue, and the inner task
+        /// doubles that queue's work.
+        case libcurl
     }
 
     private static let settings = Mutex<Settings?>(nil)
@@ -52,13 +63,14 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - cookieStorage: Where `Set-Cookie` from every hop is filed, under the hop's original URL, and
     ///     where a followed redirect's cookies come from; `.shared` by default, `nil` for none.
     ///     (URLSession adds the first request's `Cookie` header itself, from its own configuration.)
+    ///   - plainHTTP: What carries plain HTTP to IPv4 addresses; an inner URLSession by default.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
-                               cookieStorage: HTTPCookieStorage? = .shared) {
+                               cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP)
         }
     }
 

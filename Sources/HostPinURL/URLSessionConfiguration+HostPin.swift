@@ -21,12 +21,15 @@ extension URLSessionConfiguration {
     ///   - family: The address records asked for; `any` by default.
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's.
     ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
+    ///   - plainHTTP: What carries plain HTTP to IPv4 addresses; an inner URLSession by default.
     ///   - base: The configuration to start from; `.default` by default.
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               redirects: RedirectPolicy = .default,
+                              plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
         PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects,
-                                  cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil)
+                                  cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil,
+                                  plainHTTP: plainHTTP)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

@@ -39,10 +39,11 @@ enum PinnedLab {
 
     /// A session whose http(s) requests are pinned through ``resolver``, trusting the lab CA.
     static func session(delegate: (any URLSessionDelegate)? = nil, redirects: RedirectPolicy = .default,
+                        plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
                         base: URLSessionConfiguration = .ephemeral) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
         return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, redirects: redirects,
-                                                 base: base),
+                                                 plainHTTP: plainHTTP, base: base),
                           delegate: delegate, delegateQueue: nil)
     }
 

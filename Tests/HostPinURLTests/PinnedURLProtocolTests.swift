@@ -29,6 +29,15 @@ extension InterceptorTests {
             #expect(http.url == url)
         }
 
+        @Test func plainHTTPThroughLibcurlKeepsTheHostAndURL() async throws {
+            let session = try PinnedLab.session(plainHTTP: .libcurl)
+            defer { PinnedLab.reinstall() }
+            let url = try PinnedLab.url("www.example.test", "/whoami")
+            let (data, response) = try await session.data(from: url)
+            #expect(String(decoding: data, as: UTF8.self) == "origin=www host=www.example.test:\(port)\n")
+            #expect(response.url == url)
+        }
+
         @Test func completionHandlerTaskCompletesOffFoundationsQueue() async throws {
             // startLoading runs on FoundationNetworking's work queue; resuming an inner task there traps.
             let session = try PinnedLab.session()
