@@ -139,6 +139,9 @@ row("2", f"cold resolution of 10 000 names, `hostpin lookup --batch --concurrenc
 row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain URLSession → IP", "http.pinned.rps",
     "http.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession", chart_label="3 http /plain",
     goal_text="≥ 0.9×")
+row("3", "interceptor, http, 8 in flight: pinned with plainHTTP: .libcurl → name vs plain URLSession → IP",
+    "http.pinnedcurl.rps", "http.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
+    chart_label="3 http curl /plain", goal_text="≥ 0.9×")
 row("3", "interceptor, https, 8 in flight: pinned (libcurl, extraCAFile) vs plain URLSession → https://localhost",
     "https.pinned.rps", "https.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
     chart_label="3 https /plain", goal_text="≥ 0.9×")
@@ -218,6 +221,7 @@ lines.append("| side | req/s | p50 | p99 | CPU per request |")
 lines.append("|---|---|---|---|---|")
 for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
                   ("http.pinned", "pinned URLSession → http://www.example.test"),
+                  ("http.pinnedcurl", "pinned, plainHTTP: .libcurl → http://www.example.test"),
                   ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
                   ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
     lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "

@@ -8,7 +8,8 @@ import HostPinURL
 /// Item 3: `--inflight` tasks (8) each sending GET `--url` back to back through one URLSession for
 /// `--seconds`, after `--warmup` seconds (which also warms HostPin's cache and the connection pool).
 /// `--mode pinned`: `URLSessionConfiguration.pinned(resolver:family: .v4, extraCAFile:)` over a
-/// `CachingResolver(TrustedResolver([--server]))`; `--mode plain`: `URLSessionConfiguration.default`.
+/// `CachingResolver(TrustedResolver([--server]))`; `--mode pinned-curl`: the same with plain HTTP through
+/// libcurl (`plainHTTP: .libcurl`); `--mode plain`: `URLSessionConfiguration.default`.
 /// Reports requests/s, p50/p99 latency (µs) and this process's CPU time (getrusage) per request (µs).
 enum HTTPBench {
     static func run(_ options: Options) async {
@@ -22,7 +23,7 @@ enum HTTPBench {
 
         let configuration: URLSessionConfiguration
         switch mode {
-        case "pinned":
+        case "pinned", "pinned-curl":
             guard let upstream = Upstream(options.string("server")) else { fail("bad --server") }
             let resolver: CachingResolver
             do throws(ResolutionError) {
@@ -31,11 +32,12 @@ enum HTTPBench {
                 fail("resolver: \(error)")
             }
             let ca = options.string("ca", "")
-            configuration = .pinned(resolver: resolver, family: .v4, extraCAFile: ca.isEmpty ? nil : ca)
+            configuration = .pinned(resolver: resolver, family: .v4, extraCAFile: ca.isEmpty ? nil : ca,
+                                    plainHTTP: mode == "pinned-curl" ? .libcurl : .urlSession)
         case "plain":
             configuration = .default
         default:
-            fail("--mode pinned|plain")
+            fail("--mode pinned|pinned-curl|plain")
         }
         let session = URLSession(configuration: configuration)
         let request = URLRequest(url: url)
