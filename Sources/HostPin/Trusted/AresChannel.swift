@@ -55,10 +55,11 @@ final class AresChannel: Sendable {
 
     /// Resolves `name` with `ares_getaddrinfo` on this channel.
     ///
-    /// Cancelling the calling task returns `.cancelled` at once and leaves every other query on the
-    /// channel running.
-    func getaddrinfo(_ name: String, family: AddressFamily) async -> AresOutcome {
+    /// Cancelling the calling task, or `deadline` running out, returns `.cancelled` at once and leaves
+    /// every other query on the channel running.
+    func getaddrinfo(_ name: String, family: AddressFamily, deadline: ResolutionDeadline? = nil) async -> AresOutcome {
         let query = PendingQuery(name: name, family: family)
+        if let deadline, !deadline.admit(query) { return .cancelled }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if query.wait(with: continuation) { inbox.submit(query) }
@@ -87,11 +88,13 @@ final class Inbox: Sendable {
 
     var wakeFD: Int32 { state.withLock { $0.wakeFD } }
 
+    /// Queues `query` for the owner thread. Only a submit to an empty queue writes the eventfd: the owner
+    /// takes the whole queue after every wake-up, so a burst of submits while it is busy costs one write.
     func submit(_ query: PendingQuery) {
         let accepted = state.withLock { state in
             guard !state.stopping else { return false }
+            if state.queries.isEmpty { Self.wake(state.wakeFD) }
             state.queries.append(query)
-            Self.wake(state.wakeFD)
             return true
         }
         if !accepted { query.finish(.cancelled) }

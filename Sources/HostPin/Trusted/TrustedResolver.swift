@@ -14,6 +14,8 @@ public final class TrustedResolver: HostResolver {
     public let health: UpstreamHealth
     private let channels: [AresChannel]
     private let fallback: AresChannel?
+    /// Runs out each resolution's ``Configuration/budget``.
+    private let budgetTimer: BudgetTimer
 
     /// Creates one channel per upstream, and one for ``Configuration/untrustedFallback`` when set.
     ///
@@ -37,6 +39,7 @@ public final class TrustedResolver: HostResolver {
             try AresChannel(server: server, timeout: configuration.timeout, tries: configuration.tries,
                             useTCP: configuration.useTCP)
         }
+        budgetTimer = BudgetTimer(budget: configuration.budget)
         health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
                                 maximumHoldDown: configuration.maximumHoldDown, clock: clock)
     }
@@ -72,29 +75,18 @@ public final class TrustedResolver: HostResolver {
             guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
             return literal
         }
+        // No task group and no sleeping timer task: the resolution runs in this task, and the resolver's
+        // one budget timer ends the query it waits for when the budget runs out first.
         let attempts = Attempts()
-        let budget = configuration.budget
-        let health = health
-        let outcome = await withTaskGroup(of: Result<Resolution, ResolutionError>?.self) { group in
-            group.addTask { await self.tryUpstreams(name, family: family, recording: attempts) }
-            group.addTask {
-                try? await Task.sleep(for: budget)
-                guard !Task.isCancelled else { return nil }
-                let (failures, timedOut) = attempts.atDeadline()
-                if let timedOut { health.recordFailure(timedOut) }
-                return .failure(.timeout(budget: budget, failures))
-            }
-            defer { group.cancelAll() }
-            while let next = await group.next() {
-                if let result = next { return result }
-            }
-            return .failure(.cancelled)
-        }
+        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
+        budgetTimer.start(deadline)
+        let outcome = deadline.complete(await tryUpstreams(name, family: family, recording: attempts, deadline: deadline))
         if Task.isCancelled { throw .cancelled }
         return try outcome.get()
     }
 
-    private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts) async
+    private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts,
+                              deadline: ResolutionDeadline) async
         -> Result<Resolution, ResolutionError>
     {
         let plan = health.plan()
@@ -102,7 +94,7 @@ public final class TrustedResolver: HostResolver {
         for index in plan.order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
-            switch await Self.ask(channels[index], upstream, name, family, source: .upstream) {
+            switch await Self.ask(channels[index], upstream, name, family, source: .upstream, deadline: deadline) {
             case .answered(let result):
                 health.recordSuccess(index)
                 return result
@@ -115,7 +107,7 @@ public final class TrustedResolver: HostResolver {
         }
         if let fallback, let server = configuration.untrustedFallback {
             attempts.begin(server, index: nil)
-            switch await Self.ask(fallback, server, name, family, source: .untrusted) {
+            switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
             case .answered(let result): return result
             case .failed(let failure): attempts.record(failure)
             case .cancelled: return .failure(.cancelled)
@@ -149,8 +141,9 @@ public final class TrustedResolver: HostResolver {
     }
 
     private static func ask(_ channel: AresChannel, _ upstream: Upstream, _ name: HostName,
-                            _ family: AddressFamily, source: Resolution.Source) async -> Outcome {
-        switch await channel.getaddrinfo(name.text, family: family) {
+                            _ family: AddressFamily, source: Resolution.Source,
+                            deadline: ResolutionDeadline? = nil) async -> Outcome {
+        switch await channel.getaddrinfo(name.text, family: family, deadline: deadline) {
         case .answer(let reply):
             guard !reply.addresses.isEmpty else { return .answered(.failure(.nodata(name, family))) }
             return .answered(.success(Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames,
