@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,15 +11,36 @@ import Musl
 /// globals are mutable variables Swift 6 will not share across concurrency domains, and Foundation's
 /// non-throwing `FileHandle.write(_:)` traps on a write error).
 ///
-/// Standard output is unbuffered, one `write` per call, so results stream as they are printed; the first
-/// failure (`>/dev/full`, `>&-`) is remembered, later output is dropped, and ``finish(_:)`` turns it into
-/// exit status 1 with one sentence. Every line written to standard error is passed through ``escaped(_:)``
-/// first: messages echo user input, which must not move the cursor, recolour the terminal or add lines.
+/// Standard output is unbuffered by default, one `write` per call, so results stream as they are printed
+/// (the proxy's access log, `compare`). A command that prints many lines calls ``bufferOutput()``: output
+/// then collects in a 64 KiB buffer, written when it is full, ``flushDelay`` after the first byte was
+/// buffered (so a slow batch still streams), before every line written to standard error (so errors and
+/// answers stay in order on a terminal) and in ``finish(_:)``. The first failure (`>/dev/full`, `>&-`) is
+/// remembered, later output is dropped, and ``finish(_:)`` turns it into exit status 1 with one sentence.
+/// Every line written to standard error is passed through ``escaped(_:)`` first: messages echo user
+/// input, which must not move the cursor, recolour the terminal or add lines.
 enum Console {
-    /// Why standard output could not be written, once it could not.
-    private static let outputFailure = Mutex<String?>(nil)
+    /// How much buffered output is collected before it is written.
+    static let bufferCapacity = 64 * 1024
+    /// The longest buffered output waits before it is written, however little there is.
+    static let flushDelay = DispatchTimeInterval.milliseconds(50)
+
+    private struct Output {
+        /// Why standard output could not be written, once it could not.
+        var failure: String?
+        /// Whether output is buffered (``bufferOutput()``).
+        var buffering = false
+        /// Output not yet written.
+        var buffer: [UInt8] = []
+        /// Whether a delayed flush is pending.
+        var flushScheduled = false
+    }
+
+    private static let output = Mutex(Output())
     /// Serialises writes to standard error so concurrent messages stay whole lines.
     private static let errorLock = Mutex(())
+    /// Where delayed flushes run: a serial queue of its own, never the cooperative pool.
+    private static let flushQueue = DispatchQueue(label: "hostpin-stdout")
 
     /// Makes sure descriptors 0, 1 and 2 are open before anything else opens a file or socket: a closed
     /// one (`<&-`, `>&-`) would otherwise be taken by the next `open` or `socket`, and output meant for the
@@ -36,6 +58,14 @@ enum Console {
         }
     }
 
+    /// From now on, standard output is buffered (see ``Console``).
+    static func bufferOutput() {
+        output.withLock { output in
+            output.buffering = true
+            output.buffer.reserveCapacity(bufferCapacity + 4096)
+        }
+    }
+
     /// Writes `line` and a newline to standard output; `false` once output has failed.
     @discardableResult
     static func out(_ line: String) -> Bool {
@@ -47,25 +77,75 @@ enum Console {
     @discardableResult
     static func out(lines: [String]) -> Bool {
         guard !lines.isEmpty else { return !outputFailed }
-        let text = lines.joined(separator: "\n") + "\n"
-        return outputFailure.withLock { failure in
-            guard failure == nil else { return false }
-            if let errorNumber = writeAll(Array(text.utf8), to: 1) {
-                failure = String(cString: strerror(errorNumber))
-                return false
+        return out { bytes in
+            for line in lines {
+                bytes.append(contentsOf: line.utf8)
+                bytes.append(UInt8(ascii: "\n"))
             }
-            return true
         }
+    }
+
+    /// Writes what `body` appends to the bytes it is given — whole lines, each with its newline — to
+    /// standard output in one piece; `false` once output has failed. `body` runs under the output lock:
+    /// it must only append.
+    @discardableResult
+    static func out(appending body: (inout [UInt8]) -> Void) -> Bool {
+        let scheduleFlush = output.withLock { output -> Bool? in
+            guard output.failure == nil else { return nil }
+            guard output.buffering else {
+                var bytes: [UInt8] = []
+                body(&bytes)
+                writeOut(bytes, into: &output)
+                return output.failure == nil ? false : nil
+            }
+            body(&output.buffer)
+            if output.buffer.count >= bufferCapacity {
+                flush(&output)
+            } else if !output.flushScheduled, !output.buffer.isEmpty {
+                output.flushScheduled = true
+                return true
+            }
+            return output.failure == nil ? false : nil
+        }
+        guard let scheduleFlush else { return false }
+        if scheduleFlush {
+            flushQueue.asyncAfter(deadline: .now() + flushDelay) {
+                output.withLock { output in
+                    output.flushScheduled = false
+                    flush(&output)
+                }
+            }
+        }
+        return true
+    }
+
+    /// Writes buffered output now.
+    static func flush() {
+        output.withLock { flush(&$0) }
     }
 
     /// Whether a write to standard output has failed.
     static var outputFailed: Bool {
-        outputFailure.withLock { $0 != nil }
+        output.withLock { $0.failure != nil }
+    }
+
+    private static func flush(_ output: inout Output) {
+        guard !output.buffer.isEmpty else { return }
+        if output.failure == nil { writeOut(output.buffer, into: &output) }
+        output.buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes `bytes` to standard output, or remembers why that failed.
+    private static func writeOut(_ bytes: [UInt8], into output: inout Output) {
+        if let errorNumber = writeAll(bytes, to: 1) {
+            output.failure = String(cString: strerror(errorNumber))
+        }
     }
 
     /// Writes `line`, escaped, and a newline to standard error. A failure there has nowhere to be
     /// reported and is ignored.
     static func error(_ line: String) {
+        flush()
         let bytes = Array((escaped(line) + "\n").utf8)
         errorLock.withLock { _ in _ = writeAll(bytes, to: 2) }
     }
@@ -73,7 +153,8 @@ enum Console {
     /// The exit status once the command is done: `status`, unless standard output could not be written —
     /// then one sentence on standard error and 1 (a command that failed otherwise keeps its own status).
     static func finish(_ status: ExitStatus) -> ExitStatus {
-        guard let reason = outputFailure.withLock({ $0 }) else { return status }
+        flush()
+        guard let reason = output.withLock({ $0.failure }) else { return status }
         error("hostpin: cannot write output: \(reason)")
         return status == .success ? .transferFailed : status
     }
