@@ -160,10 +160,28 @@ actor BatchFeed: LookupFeed {
         start = 0
     }
 
-    /// Reads the next chunk on a thread of its own; empty at the end of the input.
+    /// Reads the next chunk on a thread of its own; empty at the end of the input. One `read(2)`: what a
+    /// pipe has now, not a wait for a full chunk (`FileHandle.read(upToCount:)` waits for the count or the
+    /// end, so names typed or piped slowly were not resolved until 64 KiB or the end had come).
     private func readChunk() async throws -> Data {
-        let handle = handle
-        return try await Blocking.run { try handle.read(upToCount: Self.chunkSize) ?? Data() }
+        let descriptor = handle.fileDescriptor
+        return try await Blocking.run {
+            var chunk = Data(count: Self.chunkSize)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count >= 0 { return chunk.prefix(count) }
+                switch errno {
+                case EINTR:
+                    continue
+                case EAGAIN, EWOULDBLOCK:
+                    // A non-blocking descriptor inherited from the shell: wait until it is readable.
+                    var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&waiting, 1, -1)
+                default:
+                    throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
+                }
+            }
+        }
     }
 
     /// The entry for one line's bytes (without its LF), or `nil` for a blank or comment line.
