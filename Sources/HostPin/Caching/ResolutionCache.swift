@@ -29,6 +29,28 @@ public final class ResolutionCache: Sendable {
         let family: AddressFamily
     }
 
+    /// The table's key: just what identifies an entry (32 bytes; a whole `HostName` doubled the table).
+    private struct Slot: Hashable {
+        let text: String
+        let textHash: Int
+        let family: AddressFamily
+
+        init(_ name: HostName, _ family: AddressFamily) {
+            text = name.text
+            textHash = name.textHash
+            self.family = family
+        }
+
+        static func == (lhs: Slot, rhs: Slot) -> Bool {
+            lhs.textHash == rhs.textHash && lhs.family == rhs.family && lhs.text == rhs.text
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(textHash)
+            hasher.combine(family)
+        }
+    }
+
     /// A class, so the table's slots hold one pointer each (a dictionary keeps a quarter of its slots or
     /// more free: inline `Resolution`s made 100 000 names cost 78 MiB).
     private final class Entry: Sendable {
@@ -51,7 +73,7 @@ public final class ResolutionCache: Sendable {
     private let shards: [Shard] = (0..<16).map { _ in Shard() }
 
     private final class Shard: Sendable {
-        let entries = Mutex<[Key: Entry]>([:])
+        let entries = Mutex<[Slot: Entry]>([:])
     }
 
     private func shard(for name: HostName) -> Shard {
@@ -71,7 +93,7 @@ public final class ResolutionCache: Sendable {
     /// The fresh entry for `name` and `family`, marked ``Resolution/Source/cache``, or `nil`.
     /// An expired entry is removed.
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
-        let key = Key(name: name, family: family)
+        let key = Slot(name, family)
         let now = clock.nanoseconds()
         let entry = shard(for: name).entries.withLock { entries -> Entry? in
             guard let entry = entries[key] else { return nil }
@@ -90,7 +112,7 @@ public final class ResolutionCache: Sendable {
         guard lifetime > 0, resolution.source != .untrusted else { return }  // never cache untrusted answers
         let entry = Entry(resolution: resolution.from(.cache),
                           expiresAt: clock.nanoseconds() + UInt64(lifetime) * 1_000_000_000)
-        shard(for: resolution.name).entries.withLock { $0[Key(name: resolution.name, family: family)] = entry }
+        shard(for: resolution.name).entries.withLock { $0[Slot(resolution.name, family)] = entry }
     }
 
     /// The number of entries held, fresh or not yet swept.
