@@ -21,6 +21,8 @@ final class PinnedLoad: TransferSink {
         /// Addresses still to try for this hop after the current one, in resolution order.
         var remaining: [IPAddress] = []
         var responded = false
+        /// Whether the current transfer's transport calls the client inline (see ``Transport``).
+        var inline = false
         /// Set when this hop's response is a redirect being followed: its body is dropped.
         var following: (URLRequest, RequestBody)?
         /// The body collected for completion-handler tasks (see ``ResponseDelivery``).
@@ -103,7 +105,9 @@ final class PinnedLoad: TransferSink {
             guard !state.stopped, let hop = state.hop, !state.remaining.isEmpty else { return nil }
             return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
-        let transfer = Self.transport(for: hop, to: address, settings: settings).start(hop, to: address, sink: self)
+        let transport = Self.transport(for: hop, to: address, settings: settings)
+        state.withLock { $0.inline = transport.callsClientInline }
+        let transfer = transport.start(hop, to: address, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -200,13 +204,13 @@ final class PinnedLoad: TransferSink {
             }
             return
         }
-        client.received(presented)
+        client.received(presented, direct: state.withLock { $0.inline })
     }
 
     func received(_ data: Data) {
         guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
         switch delivery {
-        case .stream: client.loaded(data)
+        case .stream: client.loaded(data, direct: state.withLock { $0.inline })
         case .buffer: state.withLock { $0.body.append(data) }
         }
     }
@@ -230,7 +234,8 @@ final class PinnedLoad: TransferSink {
                 defer { state.body = Data() }
                 return state.body
             }
-            if !body.isEmpty { client.loaded(body) }
+            let direct = state.withLock { $0.inline }
+            if !body.isEmpty { client.loaded(body, direct: direct) }
         }
         client.finished()
     }
@@ -241,15 +246,17 @@ final class PinnedLoad: TransferSink {
 ///
 /// FoundationNetworking's protocols call their client on that queue, and the client relies on it: it
 /// reads the session's task registry, which that queue mutates (calling it from the curl thread crashed
-/// in the benchmarks). So every call is enqueued there, in order, and dropped once ``stop()`` (which
-/// Foundation calls on that same queue) has run.
+/// in the benchmarks). So calls run there, in order, and are dropped once ``stop()`` (which Foundation
+/// calls on that queue) has run — except the inner URLSession's body and response calls, made inline
+/// (see ``Transport/callsClientInline`` for why and what it costs).
 ///
-/// @unchecked Sendable: `URLProtocol` is explicitly not Sendable. `owner` and `stopped` are only read or
-/// written on `queue` (serial), and `queue` itself never changes.
+/// @unchecked Sendable: `URLProtocol` is explicitly not Sendable. `lock` guards `stopped` and every use
+/// of `owner`, so inline calls and calls on `queue` never overlap; `queue` itself never changes.
 final class ClientReference: @unchecked Sendable {
     // Weak: the protocol instance owns its load, which owns this reference.
     private weak let owner: PinnedURLProtocol?
     private let queue: DispatchQueue
+    private let lock = NSLock()
     private var stopped = false
 
     /// - Parameter queue: The task's work queue (found by reflection in `startLoading`, which runs on it);
@@ -261,22 +268,33 @@ final class ClientReference: @unchecked Sendable {
 
     /// Drops every call not yet made. Call on the work queue (Foundation calls `stopLoading` there).
     func stop() {
-        stopped = true
+        lock.withLock { stopped = true }
     }
 
     private func call(_ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
-        queue.async { [self] in
+        queue.async { [self] in run(body) }
+    }
+
+    private func run(_ body: (PinnedURLProtocol, any URLProtocolClient) -> Void) {
+        lock.withLock {
             guard !stopped, let owner, let client = owner.client else { return }
             body(owner, client)
         }
     }
 
-    func received(_ response: HTTPURLResponse) {
-        call { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
+    /// Calls the client now: inline, or on `queue` waiting until it has run — curl then delivers no more
+    /// body until the client has taken this chunk, the flow control that keeps a large download from
+    /// piling up on the work queue.
+    private func callNow(direct: Bool, _ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
+        if direct { run(body) } else { queue.sync { run(body) } }
     }
 
-    func loaded(_ data: Data) {
-        call { $1.urlProtocol($0, didLoad: data) }
+    func received(_ response: HTTPURLResponse, direct: Bool) {
+        callNow(direct: direct) { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
+    }
+
+    func loaded(_ data: Data, direct: Bool) {
+        callNow(direct: direct) { $1.urlProtocol($0, didLoad: data) }
     }
 
     func finished() {

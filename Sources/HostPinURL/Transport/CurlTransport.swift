@@ -34,6 +34,8 @@ final class CurlTransport: Transport {
 
     let tls: TLS
     private let multi: CurlMulti
+    /// Events come from the curl thread: client calls hop to the task's work queue.
+    let callsClientInline = false
 
     private init(tls: TLS) {
         self.tls = tls
