@@ -21,8 +21,8 @@ final class PinnedLoad: TransferSink {
         /// Addresses still to try for this hop after the current one, in resolution order.
         var remaining: [IPAddress] = []
         var responded = false
-        /// Whether the current transfer's transport calls the client inline (see ``Transport``).
-        var inline = false
+        /// Whether the client calls for the current transfer wait for the work queue (curl's flow control).
+        var waitForClient = false
         /// Set when this hop's response is a redirect being followed: its body is dropped.
         var following: (URLRequest, RequestBody)?
         /// The body collected for completion-handler tasks (see ``ResponseDelivery``).
@@ -106,7 +106,7 @@ final class PinnedLoad: TransferSink {
             return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
         let transport = Self.transport(for: hop, to: address, settings: settings)
-        state.withLock { $0.inline = transport.callsClientInline }
+        state.withLock { $0.waitForClient = transport.waitsForClient }
         let transfer = transport.start(hop, to: address, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
@@ -204,13 +204,13 @@ final class PinnedLoad: TransferSink {
             }
             return
         }
-        client.received(presented, direct: state.withLock { $0.inline })
+        client.received(presented, wait: state.withLock { $0.waitForClient })
     }
 
     func received(_ data: Data) {
         guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
         switch delivery {
-        case .stream: client.loaded(data, direct: state.withLock { $0.inline })
+        case .stream: client.loaded(data, wait: state.withLock { $0.waitForClient })
         case .buffer: state.withLock { $0.body.append(data) }
         }
     }
@@ -234,8 +234,8 @@ final class PinnedLoad: TransferSink {
                 defer { state.body = Data() }
                 return state.body
             }
-            let direct = state.withLock { $0.inline }
-            if !body.isEmpty { client.loaded(body, direct: direct) }
+            let wait = state.withLock { $0.waitForClient }
+            if !body.isEmpty { client.loaded(body, wait: wait) }
         }
         client.finished()
     }
@@ -245,13 +245,12 @@ final class PinnedLoad: TransferSink {
 /// and the curl thread — always through the task's own work queue.
 ///
 /// FoundationNetworking's protocols call their client on that queue, and the client relies on it: it
-/// reads the session's task registry, which that queue mutates (calling it from the curl thread crashed
-/// in the benchmarks). So calls run there, in order, and are dropped once ``stop()`` (which Foundation
-/// calls on that queue) has run — except the inner URLSession's body and response calls, made inline
-/// (see ``Transport/callsClientInline`` for why and what it costs).
+/// reads the session's task registry, which that queue mutates (calls from the curl thread and from the
+/// inner session's delegate queue both crashed under benchmark load). So every call runs there, in
+/// order, and is dropped once ``stop()`` (which Foundation calls on that queue) has run.
 ///
 /// @unchecked Sendable: `URLProtocol` is explicitly not Sendable. `lock` guards `stopped` and every use
-/// of `owner`, so inline calls and calls on `queue` never overlap; `queue` itself never changes.
+/// of `owner`; `queue` itself never changes.
 final class ClientReference: @unchecked Sendable {
     // Weak: the protocol instance owns its load, which owns this reference.
     private weak let owner: PinnedURLProtocol?
@@ -282,19 +281,20 @@ final class ClientReference: @unchecked Sendable {
         }
     }
 
-    /// Calls the client now: inline, or on `queue` waiting until it has run — curl then delivers no more
-    /// body until the client has taken this chunk, the flow control that keeps a large download from
-    /// piling up on the work queue.
-    private func callNow(direct: Bool, _ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
-        if direct { run(body) } else { queue.sync { run(body) } }
+    /// Calls the client on `queue`: waiting until it has run when the caller is the curl thread (curl then
+    /// delivers no more body until the client has taken this chunk — flow control), enqueued otherwise
+    /// (the inner URLSession: waiting there would only move the backlog into its delegate queue, since
+    /// FoundationNetworking drives the inner transfer on that same work queue without flow control).
+    private func callNow(wait: Bool, _ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
+        if wait { queue.sync { run(body) } } else { call(body) }
     }
 
-    func received(_ response: HTTPURLResponse, direct: Bool) {
-        callNow(direct: direct) { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
+    func received(_ response: HTTPURLResponse, wait: Bool) {
+        callNow(wait: wait) { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
     }
 
-    func loaded(_ data: Data, direct: Bool) {
-        callNow(direct: direct) { $1.urlProtocol($0, didLoad: data) }
+    func loaded(_ data: Data, wait: Bool) {
+        callNow(wait: wait) { $1.urlProtocol($0, didLoad: data) }
     }
 
     func finished() {

@@ -34,8 +34,8 @@ final class CurlTransport: Transport {
 
     let tls: TLS
     private let multi: CurlMulti
-    /// Events come from the curl thread: client calls hop to the task's work queue.
-    let callsClientInline = false
+    /// Curl waits for each client call: flow control.
+    let waitsForClient = true
 
     private init(tls: TLS) {
         self.tls = tls

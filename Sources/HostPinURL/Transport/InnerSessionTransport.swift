@@ -14,9 +14,8 @@ final class InnerSessionTransport: Transport {
 
     private let router = Router()
     private let session: URLSession
-    /// The application's protocol client is called straight from this session's delegate queue (see
-    /// ``Transport/callsClientInline``).
-    let callsClientInline = true
+    /// Enqueues client calls (see ``Transport/waitsForClient``).
+    let waitsForClient = false
     /// Where tasks are created, resumed and cancelled: those calls block on FoundationNetworking's work
     /// queue. A serial queue of our own gets its own thread; `DispatchQueue.global()` would block one of
     /// the few threads Swift's cooperative pool runs on.

@@ -6,15 +6,13 @@ import HostPin
 
 /// Sends one request to one pinned address and reports what comes back, as it arrives.
 protocol Transport: Sendable {
-    /// Whether the protocol client is called right on the thread that delivers the transfer's events,
-    /// instead of on the task's work queue (waiting for it, which is the flow control for curl).
-    ///
-    /// The inner URLSession says yes: FoundationNetworking drives the inner transfer on the same single
-    /// work queue, with no flow control, so hopping there made a 100 MiB download pile up in memory
-    /// (measured: 60-117 MiB of growth, against < 32 MiB inline). The price is that the client then
-    /// reads the outer session's task registry off its queue, which Foundation does not lock; no crash
-    /// was seen on this path, while the curl thread doing the same crashed once under load.
-    var callsClientInline: Bool { get }
+    /// Whether the transport's thread waits for each protocol-client call to run on the task's work
+    /// queue (true for curl: its flow control) or only enqueues it (the inner URLSession, whose transfer
+    /// FoundationNetworking drives on that same queue without flow control: waiting would only move the
+    /// backlog). Client calls always run on the work queue: the client reads the session's task registry,
+    /// which only that queue may touch (inline calls from the curl thread and from the inner session's
+    /// delegate queue both crashed under benchmark load).
+    var waitsForClient: Bool { get }
 
     /// Starts sending `request` to `address`; events go to `sink`.
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle
