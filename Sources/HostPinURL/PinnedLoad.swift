@@ -21,7 +21,7 @@ final class PinnedLoad: TransferSink {
         /// Addresses still to try for this hop after the current one, in resolution order.
         var remaining: [IPAddress] = []
         var responded = false
-        /// Whether the client calls for the current transfer wait for the work queue (curl's flow control).
+        /// Whether body deliveries of the current transfer are flow-controlled (see ``Transport``).
         var waitForClient = false
         /// Set when this hop's response is a redirect being followed: its body is dropped.
         var following: (URLRequest, RequestBody)?
@@ -204,13 +204,13 @@ final class PinnedLoad: TransferSink {
             }
             return
         }
-        client.received(presented, wait: state.withLock { $0.waitForClient })
+        client.received(presented)
     }
 
     func received(_ data: Data) {
         guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
         switch delivery {
-        case .stream: client.loaded(data, wait: state.withLock { $0.waitForClient })
+        case .stream: client.loaded(data, flowControl: state.withLock { $0.waitForClient })
         case .buffer: state.withLock { $0.body.append(data) }
         }
     }
@@ -234,8 +234,7 @@ final class PinnedLoad: TransferSink {
                 defer { state.body = Data() }
                 return state.body
             }
-            let wait = state.withLock { $0.waitForClient }
-            if !body.isEmpty { client.loaded(body, wait: wait) }
+            if !body.isEmpty { client.loaded(body, flowControl: false) }
         }
         client.finished()
     }
@@ -257,6 +256,10 @@ final class ClientReference: @unchecked Sendable {
     private let queue: DispatchQueue
     private let lock = NSLock()
     private var stopped = false
+    /// Body bytes handed to `queue` but not yet given to the client; guarded by `lock`.
+    private var pendingBytes = 0
+    /// Above this backlog a flow-controlled transport waits for the work queue.
+    private static let backlogLimit = 1 << 20
 
     /// - Parameter queue: The task's work queue (found by reflection in `startLoading`, which runs on it);
     ///   a private serial queue when there is none.
@@ -281,20 +284,24 @@ final class ClientReference: @unchecked Sendable {
         }
     }
 
-    /// Calls the client on `queue`: waiting until it has run when the caller is the curl thread (curl then
-    /// delivers no more body until the client has taken this chunk — flow control), enqueued otherwise
-    /// (the inner URLSession: waiting there would only move the backlog into its delegate queue, since
-    /// FoundationNetworking drives the inner transfer on that same work queue without flow control).
-    private func callNow(wait: Bool, _ body: @escaping @Sendable (PinnedURLProtocol, any URLProtocolClient) -> Void) {
-        if wait { queue.sync { run(body) } } else { call(body) }
+    func received(_ response: HTTPURLResponse) {
+        call { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
     }
 
-    func received(_ response: HTTPURLResponse, wait: Bool) {
-        callNow(wait: wait) { $1.urlProtocol($0, didReceive: response, cacheStoragePolicy: .notAllowed) }
-    }
-
-    func loaded(_ data: Data, wait: Bool) {
-        callNow(wait: wait) { $1.urlProtocol($0, didLoad: data) }
+    /// Hands `data` to the client on `queue`. With `flowControl` (the curl thread) the caller waits
+    /// whenever more than ``backlogLimit`` bytes are still queued, so curl reads no faster than the client
+    /// takes the data; without it (the inner URLSession: waiting there would only move the backlog into
+    /// its delegate queue, as FoundationNetworking drives that transfer on the same work queue) it never waits.
+    func loaded(_ data: Data, flowControl: Bool) {
+        let backlog = lock.withLock {
+            pendingBytes += data.count
+            return pendingBytes
+        }
+        let deliver: @Sendable () -> Void = { [self] in
+            lock.withLock { pendingBytes -= data.count }
+            run { $1.urlProtocol($0, didLoad: data) }
+        }
+        if flowControl && backlog > Self.backlogLimit { queue.sync(execute: deliver) } else { queue.async(execute: deliver) }
     }
 
     func finished() {

@@ -6,12 +6,12 @@ import HostPin
 
 /// Sends one request to one pinned address and reports what comes back, as it arrives.
 protocol Transport: Sendable {
-    /// Whether the transport's thread waits for each protocol-client call to run on the task's work
-    /// queue (true for curl: its flow control) or only enqueues it (the inner URLSession, whose transfer
-    /// FoundationNetworking drives on that same queue without flow control: waiting would only move the
-    /// backlog). Client calls always run on the work queue: the client reads the session's task registry,
-    /// which only that queue may touch (inline calls from the curl thread and from the inner session's
-    /// delegate queue both crashed under benchmark load).
+    /// Whether the transport's thread may wait for body deliveries queued on the task's work queue (true
+    /// for curl: its flow control, once more than 1 MiB is queued) or only enqueues them (the inner
+    /// URLSession, whose transfer FoundationNetworking drives on that same queue without flow control:
+    /// waiting would only move the backlog). Client calls always run on the work queue: the client reads
+    /// the session's task registry, which only that queue may touch (inline calls from the curl thread and
+    /// from the inner session's delegate queue both crashed under benchmark load).
     var waitsForClient: Bool { get }
 
     /// Starts sending `request` to `address`; events go to `sink`.
