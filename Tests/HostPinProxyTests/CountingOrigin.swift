@@ -32,20 +32,7 @@ final class CountingOrigin: Sendable {
     /// `script(connection, index)` decides the answer to request `index` (0, 1, …) of accepted
     /// connection `connection`.
     init(script: @escaping @Sendable (_ connection: Int, _ index: Int) -> Action) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSockets.Failure(description: "bind/listen failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        self.descriptor = descriptor
-        self.port = UInt16(bigEndian: address.sin_port)
+        (descriptor, port) = try TestSockets.bindLoopback(listening: true)
         self.script = script
         Thread { [self] in acceptLoop() }.start()
     }

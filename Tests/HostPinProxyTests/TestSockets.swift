@@ -32,7 +32,7 @@ enum TestSockets {
         private let descriptor: Int32
 
         init() throws {
-            (descriptor, port) = try TestSockets.listenBlocking()
+            (descriptor, port) = try TestSockets.bindLoopback(listening: true)
         }
 
         deinit { close(descriptor) }
@@ -45,23 +45,7 @@ enum TestSockets {
         private let descriptor: Int32
 
         init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard bound == 0 else {
-                close(descriptor)
-                throw Failure(description: "bind failed")
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-            }
-            self.descriptor = descriptor
-            port = UInt16(bigEndian: address.sin_port)
+            (descriptor, port) = try TestSockets.bindLoopback(listening: false)
         }
 
         deinit { close(descriptor) }
@@ -70,7 +54,7 @@ enum TestSockets {
     /// Accepts one connection on `127.0.0.1`, reads the request head, writes `response`, and closes.
     /// Returns the port and a task yielding the request head it received.
     static func scriptedOrigin(response: [UInt8]) throws -> (port: UInt16, request: Task<String, any Error>) {
-        let (descriptor, port) = try listenBlocking()
+        let (descriptor, port) = try bindLoopback(listening: true)
         let task = Task {
             try await offPool {
                 defer { close(descriptor) }
@@ -103,7 +87,8 @@ enum TestSockets {
         }
     }
 
-    private static func listenBlocking() throws -> (Int32, UInt16) {
+    /// A TCP socket bound to `127.0.0.1` on a free port (listening when `listening`), and that port.
+    static func bindLoopback(listening: Bool) throws -> (Int32, UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -111,7 +96,10 @@ enum TestSockets {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(descriptor, 16) == 0 else { throw Failure(description: "bind/listen failed") }
+        guard bound == 0, !listening || listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw Failure(description: listening ? "bind/listen failed" : "bind failed")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
