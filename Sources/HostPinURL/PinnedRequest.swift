@@ -12,7 +12,8 @@ import HostPin
 /// own requests. (`URLProtocol.setProperty` marks do not survive `URLRequest` copies in
 /// swift-corelibs-foundation: `protocolProperties` lives on `NSMutableURLRequest` only and is not copied.)
 ///
-/// For libcurl (HTTPS, and IPv6): the URL unchanged plus a `CURLOPT_RESOLVE` entry.
+/// For libcurl (HTTPS, IPv6, and plain HTTP when asked): the URL unchanged plus a `CURLOPT_CONNECT_TO`
+/// entry.
 struct PinnedRequest: Sendable {
     /// The request as the application made it.
     let original: URLRequest
@@ -59,11 +60,16 @@ struct PinnedRequest: Sendable {
         return pinned
     }
 
-    /// The `CURLOPT_RESOLVE` entry that sends this URL's `host:port` to `address`; `nil` when the URL
-    /// names an IP literal, which curl connects to without any resolution.
-    func resolveEntry(for address: IPAddress) -> String? {
+    /// The `CURLOPT_CONNECT_TO` entry `::ADDRESS:PORT` that sends this transfer to `address` on the
+    /// URL's port; `nil` when the URL names an IP literal, which curl connects to without any resolution.
+    ///
+    /// The empty host and port in front match whatever curl makes of the URL's name (each easy handle
+    /// carries one URL), so no spelling of the name (case, a trailing dot) can miss the entry and fall
+    /// back to the system's resolver. Curl reuses a kept-alive connection only when its connect-to
+    /// address is this one, and it connects to an IP literal without any lookup or DNS cache entry.
+    func connectToEntry(for address: IPAddress) -> String? {
         guard IPAddress(host) == nil else { return nil }
-        return "\(host):\(port):\(address.uriHost)"
+        return "::\(address.uriHost):\(port)"
     }
 
     /// `host` or `host:port`, the port only when it is not the scheme's default (RFC 9110 §7.2, §4.2.1).

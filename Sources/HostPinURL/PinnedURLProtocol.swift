@@ -13,8 +13,9 @@ import Synchronization
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
-/// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_RESOLVE`, so the URL keeps the name and TLS SNI
-///   and certificate verification use it (verification is never turned off).
+/// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_CONNECT_TO`, so the URL keeps the name and TLS SNI
+///   and certificate verification use it (verification is never turned off), and a kept-alive
+///   connection is reused only when it goes to the address pinned for this request.
 ///
 /// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own); `Set-Cookie`
 /// is filed under each hop's original host in the configured cookie storage (no transport stores
@@ -44,7 +45,7 @@ public final class PinnedURLProtocol: URLProtocol {
     public enum PlainHTTPTransport: Sendable {
         /// An inner URLSession (the default): the URL's host swapped for the address, `Host` set.
         case urlSession
-        /// libcurl with `CURLOPT_RESOLVE`, as for HTTPS. Faster: FoundationNetworking runs every
+        /// libcurl with `CURLOPT_CONNECT_TO`, as for HTTPS. Faster: FoundationNetworking runs every
         /// URLSession task, the application's and the inner one, on one work queue, and the inner task
         /// doubles that queue's work.
         case libcurl

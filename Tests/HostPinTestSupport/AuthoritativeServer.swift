@@ -8,9 +8,10 @@ import Glibc
 import Musl
 #endif
 
-/// An NSD instance owned by one test: it serves `zones/example.test.zone` on a free 127.0.0.1 port, and the
-/// test may stop it and start it again on the same port (``stop()``, ``start()``) without touching the
-/// lab's shared servers. Queries are counted with `nsd-control stats_noreset` over a unix socket
+/// An NSD instance owned by one test: it serves the zone `example.test` (by default a copy of
+/// `zones/example.test.zone`) on a free 127.0.0.1 port, and the test may stop it and start it again on the
+/// same port (``stop()``, ``start()``), or with another zone (``serve(zone:)``), without touching the lab's
+/// shared servers. Queries are counted with `nsd-control stats_noreset` over a unix socket
 /// (``queries()``). Processes are stopped by PID.
 public final class AuthoritativeServer: Sendable {
     /// Why the server could not be started or asked.
@@ -28,15 +29,19 @@ public final class AuthoritativeServer: Sendable {
 
     /// Writes the configuration and starts NSD; returns once it answers `www.example.test`.
     ///
+    /// - Parameter zone: The zone file's text (`$ORIGIN example.test.`; it must give `www` an A record);
+    ///   the lab's zone by default.
     /// - Throws: ``Failure`` when no port is free or NSD does not answer within 10 seconds.
-    public init() async throws {
+    public init(zone: String? = nil) async throws {
         // A short path: the control socket's must fit in sockaddr_un (108 bytes).
         var template = Array("/tmp/hostpin-nsd-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
         directory = String(cString: made)
         address = Upstream(address: .loopbackV4, port: try Self.freePort())
         configurationFile = directory + "/nsd.conf"
-        let zones = Lab.repositoryRoot.appendingPathComponent("zones").path
+        let labZone = Lab.repositoryRoot.appendingPathComponent("zones/example.test.zone")
+        try (zone ?? String(contentsOf: labZone, encoding: .utf8)).write(toFile: directory + "/" + Self.zoneFile,
+                                                                        atomically: true, encoding: .utf8)
         let configuration = """
             server:
                 ip-address: 127.0.0.1@\(address.port)
@@ -48,7 +53,7 @@ public final class AuthoritativeServer: Sendable {
                 username: ""
                 chroot: ""
                 database: ""
-                zonesdir: "\(zones)"
+                zonesdir: "\(directory)"
                 pidfile: "\(directory)/nsd.pid"
                 logfile: "\(directory)/nsd.log"
                 zonelistfile: "\(directory)/zone.list"
@@ -62,7 +67,7 @@ public final class AuthoritativeServer: Sendable {
                 control-interface: "\(directory)/nsd.sock"
             zone:
                 name: "example.test"
-                zonefile: "example.test.zone"
+                zonefile: "\(Self.zoneFile)"
 
             """
         try configuration.write(toFile: configurationFile, atomically: true, encoding: .utf8)
@@ -99,6 +104,17 @@ public final class AuthoritativeServer: Sendable {
         }
         throw Failure(description: "NSD on \(address) did not answer within 10 s (log: \(directory)/nsd.log)")
     }
+
+    /// Restarts NSD serving `zone` (the zone file's text, as for ``init(zone:)``) instead.
+    ///
+    /// - Throws: ``Failure`` as ``start()`` does, or when the zone file cannot be written.
+    public func serve(zone: String) async throws {
+        await stop()
+        try zone.write(toFile: directory + "/" + Self.zoneFile, atomically: true, encoding: .utf8)
+        try await start()
+    }
+
+    private static let zoneFile = "example.test.zone"
 
     /// Stops NSD: SIGTERM to its PID (it stops its own children), then waits until it has exited
     /// (polling: no thread of the cooperative pool is blocked). Idempotent.

@@ -10,7 +10,7 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     private let job: CurlJob
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private var resolveList: UnsafeMutablePointer<curl_slist>?
+    private var connectToList: UnsafeMutablePointer<curl_slist>?
     private var responded = false
     /// The request body being streamed to curl (`CURLOPT_READFUNCTION`), for file and stream bodies.
     private var upload: InputStream?
@@ -54,9 +54,12 @@ final class CurlEasy {
         set(hostpin_curl_setopt_string(raw, CURLOPT_URL, url.absoluteString))
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: id)))
         // Connect to the pinned address; the URL keeps the name for Host, SNI and the certificate check.
-        if let resolve = job.resolve {
-            resolveList = curl_slist_append(nil, resolve)
-            set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+        // CURLOPT_CONNECT_TO, not CURLOPT_RESOLVE: curl reuses a kept-alive connection only when its
+        // connect-to host matches too, whereas with RESOLVE it matches the name and port alone and would
+        // reuse a connection to an address the name no longer resolves to.
+        if let connectTo = job.connectTo {
+            connectToList = curl_slist_append(nil, connectTo)
+            set(hostpin_curl_setopt_pointer(raw, CURLOPT_CONNECT_TO, connectToList))
         }
         // Never ask the system resolver or an environment proxy about the name.
         set(hostpin_curl_setopt_string(raw, CURLOPT_NOPROXY, "*"))
@@ -189,8 +192,8 @@ final class CurlEasy {
         upload = nil
         curl_easy_cleanup(raw)
         curl_slist_free_all(headerList)
-        curl_slist_free_all(resolveList)
+        curl_slist_free_all(connectToList)
         headerList = nil
-        resolveList = nil
+        connectToList = nil
     }
 }

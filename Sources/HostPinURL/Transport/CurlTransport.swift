@@ -6,9 +6,9 @@ import FoundationNetworking
 import HostPin
 import Synchronization
 
-/// Sends pinned requests with libcurl, keeping the ORIGINAL host name in the URL: `CURLOPT_RESOLVE`
-/// makes curl connect to the pinned address, while the `Host` header, TLS SNI and certificate
-/// verification all use the name, as they must (an IP in an https URL breaks SNI and the certificate
+/// Sends pinned requests with libcurl, keeping the ORIGINAL host name in the URL: `CURLOPT_CONNECT_TO`
+/// makes curl connect to the pinned address (and reuse only a connection to that address), while the
+/// `Host` header, TLS SNI and certificate verification all use the name, as they must (an IP in an https URL breaks SNI and the certificate
 /// check, and URLSession on Linux offers no way around it). Verification is never turned off.
 ///
 /// Every transfer runs on one thread that drives a curl multi handle (`curl_multi_poll`, woken by
@@ -43,7 +43,7 @@ final class CurlTransport: Transport {
     }
 
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
-        let job = CurlJob(request: request.original, body: request.body, resolve: request.resolveEntry(for: address),
+        let job = CurlJob(request: request.original, body: request.body, connectTo: request.connectToEntry(for: address),
                           tls: tls, sink: sink)
         let id = multi.submit(job)
         return Handle(id: id, multi: multi)
@@ -61,8 +61,9 @@ final class CurlTransport: Transport {
 struct CurlJob: Sendable {
     let request: URLRequest
     let body: RequestBody
-    /// The `CURLOPT_RESOLVE` entry `host:port:address`; `nil` for a URL naming an IP literal.
-    let resolve: String?
+    /// The `CURLOPT_CONNECT_TO` entry that sends the transfer to its pinned address; `nil` for a URL
+    /// naming an IP literal.
+    let connectTo: String?
     let tls: CurlTransport.TLS
     let sink: any TransferSink
 }
