@@ -53,8 +53,10 @@ struct FetchCommand: Subcommand {
                                curl's: 301 and 302 turn POST into GET and 303 turns every method but HEAD
                                into GET, dropping the body; 307 and 308 keep the method and the body.
                                -X applies to the first request only (curl's -X sticks to every hop).
-                               With -i only the last response's head is printed. Without -L, a 3xx is
-                               the response (exit 0), as in curl.
+                               As in curl, Authorization and Cookie from -H go only to hops to the
+                               first URL's origin (same scheme, host and port), other -H fields to
+                               every hop. With -i only the last response's head is printed. Without
+                               -L, a 3xx is the response (exit 0), as in curl.
           -f, --fail           When the status is 400 or more, print nothing of the response, say
                                "The requested URL returned error: CODE" and exit 22.
           --max-time SECONDS   The longest the whole operation may take (resolution, connection,

@@ -7,8 +7,9 @@ import Synchronization
 
 /// One intercepted request from `startLoading` to its end: resolve the host, send to the first pinned
 /// address (the next one when a connection cannot be made), follow redirects per the policy (each hop
-/// resolved and pinned on its own), file cookies under each hop's original URL, and pass the final
-/// response to the protocol's client in original-URL form. After `stop()` nothing more reaches the client.
+/// resolved and pinned on its own, carrying the application's credentials to their origin only), file
+/// cookies under each hop's original URL, and pass the final response to the protocol's client in
+/// original-URL form. After `stop()` nothing more reaches the client.
 final class PinnedLoad: TransferSink {
     private struct State {
         var stopped = false
@@ -34,6 +35,8 @@ final class PinnedLoad: TransferSink {
     private let body: RequestBody
     private let delivery: ResponseDelivery
     private let settings: PinnedURLProtocol.Settings?
+    /// The application's `Authorization` and own `Cookie`, for redirect hops to their origin.
+    private let credentials: OriginCredentials
     private let state = Mutex(State())
 
     init(client: ClientReference, request: URLRequest, body: RequestBody, delivery: ResponseDelivery,
@@ -43,6 +46,7 @@ final class PinnedLoad: TransferSink {
         self.body = body
         self.delivery = delivery
         self.settings = settings
+        credentials = OriginCredentials(of: request, cookieStorage: settings?.cookieStorage)
     }
 
     func start() {
@@ -142,10 +146,7 @@ final class PinnedLoad: TransferSink {
         case .decide(let policy): decide = policy
         }
         guard var next = try Redirect.next(after: response, to: hop.original) else { return nil }
-        if hop.original.httpShouldHandleCookies, let storage = settings.cookieStorage, let url = next.url,
-           let cookies = storage.cookies(for: url), !cookies.isEmpty {
-            for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
-        }
+        credentials.apply(to: &next, cookieStorage: settings.cookieStorage)
         guard let decide else { return next }
         return decide(response, next)
     }

@@ -17,9 +17,10 @@ import Synchronization
 ///   and certificate verification use it (verification is never turned off), and a kept-alive
 ///   connection is reused only when it goes to the address pinned for this request.
 ///
-/// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own); `Set-Cookie`
-/// is filed under each hop's original host in the configured cookie storage (no transport stores
-/// cookies, so none is ever filed under an IP). The response streams back with the ORIGINAL (final) URL.
+/// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own; the request's
+/// own `Authorization` and `Cookie` go to its origin only, as in curl); `Set-Cookie` is filed under each
+/// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
+/// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
 /// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:base:)`` or
 /// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:)``.

@@ -18,8 +18,8 @@ enum Redirect {
     ///   the current host;
     /// - 301 and 302 turn POST into GET and 303 turns anything but HEAD into GET, dropping the body and
     ///   its headers (RFC 9110 §15.4.2-4, as browsers and URLSession do); 307 and 308 keep method and body;
-    /// - when the host changes, `Host`, `Cookie` and `Authorization` are dropped: credentials and the
-    ///   original authority never cross to another host. Cookies for the new URL are added by the caller.
+    /// - `Host`, `Cookie` and `Authorization` are left out: the transport sets `Host` for each hop, and
+    ///   the caller adds the credentials and cookies the hop may carry (``OriginCredentials``).
     static func next(after response: HTTPURLResponse, to request: URLRequest) throws(URLError) -> URLRequest? {
         guard statuses.contains(response.statusCode), let current = request.url,
               let location = response.value(forHTTPHeaderField: "Location"), !location.isEmpty,
@@ -47,12 +47,7 @@ enum Redirect {
                 next.setValue(nil, forHTTPHeaderField: header)
             }
         }
-        if target.host?.lowercased() != current.host?.lowercased() || target.port != current.port
-            || target.scheme?.lowercased() != current.scheme?.lowercased() {
-            for header in ["Host", "Cookie", "Authorization"] { next.setValue(nil, forHTTPHeaderField: header) }
-        } else {
-            next.setValue(nil, forHTTPHeaderField: "Cookie")  // re-added from the cookie storage for the new URL
-        }
+        for header in ["Host", "Cookie", "Authorization"] { next.setValue(nil, forHTTPHeaderField: header) }
         return next
     }
 }

@@ -11,7 +11,9 @@ public enum RedirectPolicy: Sendable {
     /// Follow as URLSession does by default, at most `maxHops` times (then fail with
     /// `.httpTooManyRedirects`): `Location` resolved against the current URL (RFC 9110 §10.2.2), each
     /// hop's host resolved and pinned on its own; 301/302 change POST to GET and 303 any method but
-    /// HEAD to GET, dropping the body (RFC 9110 §15.4); 307/308 keep method and body.
+    /// HEAD to GET, dropping the body (RFC 9110 §15.4); 307/308 keep method and body. The request's own
+    /// `Authorization` and `Cookie` go only to hops to its origin (scheme, host and port: curl's rule);
+    /// the cookie storage's cookies are chosen again for each hop's URL.
     case follow(maxHops: Int)
     /// Hand every 3xx to the client as it is, `Location` in original-host form.
     case doNotFollow

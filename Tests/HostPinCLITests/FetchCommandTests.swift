@@ -364,6 +364,33 @@ import Testing
         #expect(result.standardOutput == "origin=cdn host=cdn.example.test:\(lab.httpPort)\n")
     }
 
+    /// curl's rule for -H credentials: the same host keeps Cookie and Authorization on every hop.
+    @Test(arguments: [false, true])
+    func locationKeepsCookieAndAuthorizationOnTheSameHost(_ secure: Bool) async throws {
+        let base = secure ? https : http
+        let result = try await fetch("-L", "-H", "Cookie: sid=1", "-H", "Authorization: Bearer x", "-H", "X-Test: 1",
+                                     "\(base)/redirect/302?to=/headers", "--ca-file", lab.caFile)
+        #expect(result.status == 0)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Cookie: sid=1"))
+        #expect(lines.contains("Authorization: Bearer x"))
+        #expect(lines.contains("X-Test: 1"))
+    }
+
+    /// … and another host (or scheme and port) gets neither, while other -H fields still go along.
+    @Test(arguments: ["http://cdn.example.test:PORT/headers", "https://cdn.example.test:TLSPORT/headers",
+                      "https://www.example.test:TLSPORT/headers"])
+    func locationDropsCookieAndAuthorizationOnAnotherHost(_ pattern: String) async throws {
+        let target = pattern.replacingOccurrences(of: "TLSPORT", with: "\(lab.httpsPort)")
+            .replacingOccurrences(of: "PORT", with: "\(lab.httpPort)")
+        let result = try await fetch("-L", "-H", "Cookie: sid=1", "-H", "Authorization: Bearer x", "-H", "X-Test: 1",
+                                     "\(http)/redirect/302?to=\(target)", "--ca-file", lab.caFile)
+        #expect(result.status == 0)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.contains("X-Test: 1"))
+        #expect(!lines.contains { $0.hasPrefix("Cookie:") || $0.hasPrefix("Authorization:") }, "\(lines)")
+    }
+
     @Test func seeOtherTurnsPOSTIntoGET() async throws {
         let result = try await fetch("-L", "-d", "hello", "\(http)/redirect/303?to=/echo")
         #expect(result.status == 0)
@@ -433,7 +460,8 @@ import Testing
         #expect(help.contains("303 turns every method but HEAD"))
         #expect(help.contains("307 and 308 keep the method and the body"))
         #expect(help.contains("curl's -X sticks to every hop"))
-        for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 60  "] {
+        #expect(help.contains("Authorization and Cookie from -H go only to hops"))
+        for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 60  ", " 77  "] {
             #expect(help.contains("\n" + code), "help lacks exit code \(code)")
         }
         #expect(try await HostPinBinary.run(["help", "fetch"]).standardOutput == help)

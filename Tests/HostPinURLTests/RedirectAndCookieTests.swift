@@ -122,6 +122,80 @@ extension InterceptorTests {
             #expect(text(data) == "origin=v6 host=[::1]:\(lab.httpPort)\n")
         }
 
+        /// A request with the application's own `Cookie` and `Authorization`, to `url`.
+        func withCredentials(_ url: URL) -> URLRequest {
+            var request = URLRequest(url: url)
+            request.setValue("sid=1", forHTTPHeaderField: "Cookie")
+            request.setValue("Bearer x", forHTTPHeaderField: "Authorization")
+            return request
+        }
+
+        /// The request header lines `/headers` echoed.
+        func headerLines(_ data: Data) -> [String] { text(data).split(separator: "\n").map(String.init) }
+
+        @Test(arguments: ["http", "https"])
+        func ownCookieAndAuthorizationStayOnASameHostHop(scheme: String) async throws {
+            let session = try PinnedLab.session(base: .ephemeral)
+            defer { PinnedLab.reinstall() }
+            let start = try PinnedLab.url("www.example.test", "/redirect/302?to=/headers", scheme: scheme)
+            let (data, response) = try await session.data(for: withCredentials(start))
+            #expect(response.url == (try PinnedLab.url("www.example.test", "/headers", scheme: scheme)))
+            let lines = headerLines(data)
+            #expect(lines.contains("Cookie: sid=1"))
+            #expect(lines.contains("Authorization: Bearer x"))
+        }
+
+        /// Another host, or the same host under another scheme and port: neither header follows.
+        @Test(arguments: [("cdn.example.test", "http"), ("cdn.example.test", "https"), ("www.example.test", "https")])
+        func ownCookieAndAuthorizationDoNotCrossToAnotherOrigin(host: String, scheme: String) async throws {
+            let session = try PinnedLab.session(base: .ephemeral)
+            defer { PinnedLab.reinstall() }
+            let target = try PinnedLab.url(host, "/headers", scheme: scheme)
+            let start = try PinnedLab.url("www.example.test", "/redirect/302?to=\(target.absoluteString)")
+            let (data, response) = try await session.data(for: withCredentials(start))
+            #expect(response.url == target)
+            let lines = headerLines(data)
+            #expect(lines.contains("Host: \(target.host ?? ""):\(target.port ?? 0)"))
+            #expect(!lines.contains { $0.hasPrefix("Cookie:") || $0.hasPrefix("Authorization:") }, "\(lines)")
+        }
+
+        /// curl's rule: the application's credentials belong to the first request's origin, so a hop
+        /// back to it carries them again.
+        @Test func ownCookieAndAuthorizationReturnWithAHopBackToTheFirstOrigin() async throws {
+            let session = try PinnedLab.session(base: .ephemeral)
+            defer { PinnedLab.reinstall() }
+            let back = try PinnedLab.url("www.example.test", "/headers")
+            let away = try PinnedLab.url("cdn.example.test", "/redirect/302?to=\(back.absoluteString)")
+            let start = try PinnedLab.url("www.example.test", "/redirect/302?to=\(away.absoluteString)")
+            let (data, response) = try await session.data(for: withCredentials(start))
+            #expect(response.url == back)
+            let lines = headerLines(data)
+            #expect(lines.contains("Cookie: sid=1"))
+            #expect(lines.contains("Authorization: Bearer x"))
+        }
+
+        /// The storage's cookies in the first request are the session's, not the application's: a
+        /// same-host hop gets them from the storage again, once.
+        @Test func sameHostHopSendsTheStoragesCookiesOnce() async throws {
+            let session = try PinnedLab.session(base: .ephemeral)
+            defer { PinnedLab.reinstall() }
+            _ = try await session.data(from: try PinnedLab.url("www.example.test", "/cookies/set?www=1"))
+            let (data, _) = try await session.data(from: try PinnedLab.url("www.example.test", "/redirect/302?to=/cookies"))
+            #expect(text(data) == "cookie=www=1\n")
+        }
+
+        /// Across hosts the application's Cookie stays behind while the storage's cookies for the new
+        /// host go along.
+        @Test func crossHostHopGetsTheStoragesCookiesButNotTheOwnCookie() async throws {
+            let session = try PinnedLab.session(base: .ephemeral)
+            defer { PinnedLab.reinstall() }
+            _ = try await session.data(from: try PinnedLab.url("cdn.example.test", "/cookies/set?cdn=2"))
+            let cdnCookies = try PinnedLab.url("cdn.example.test", "/cookies")
+            let start = try PinnedLab.url("www.example.test", "/redirect/302?to=\(cdnCookies.absoluteString)")
+            let (data, _) = try await session.data(for: withCredentials(start))
+            #expect(text(data) == "cookie=cdn=2\n")
+        }
+
         @Test func nextRequestDropsCredentialsAcrossHosts() throws {
             let url = try #require(URL(string: "http://www.example.test/a"))
             var request = URLRequest(url: url)
