@@ -33,9 +33,14 @@ let package = Package(
             name: "HostPinURL",
             dependencies: ["HostPin", "CCurl"]
         ),
+        .systemLibrary(name: "CEpoll"),
+        .target(
+            name: "HostPinNet",
+            dependencies: ["HostPin", "CEpoll"]
+        ),
         .target(
             name: "HostPinProxy",
-            dependencies: ["HostPin"]
+            dependencies: ["HostPin", "HostPinNet"]
         ),
         .executableTarget(
             name: "HostPinCLI",
