@@ -62,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HostPinProxyTests",
-            dependencies: ["HostPinProxy", "HostPinTestSupport"]
+            dependencies: ["HostPinProxy", "HostPinNet", "HostPinTestSupport"]
         ),
         .testTarget(
             name: "HostPinCLITests",

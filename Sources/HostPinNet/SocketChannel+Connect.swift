@@ -1,3 +1,5 @@
+import CEpoll
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

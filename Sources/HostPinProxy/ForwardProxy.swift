@@ -15,10 +15,11 @@ import Synchronization
 /// await proxy.stop()
 /// ```
 ///
-/// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose edge-triggered
-/// waits cannot lose a wakeup); each client connection is one task. Requests are parsed by ``RequestHeadParser``, a strict
-/// RFC 9112 parser of HostPin's own (Debian 12 packages no maintained HTTP/1.1 parser). Failures reach
-/// the client as ``ProxyError`` responses (400, 403, 502, 504, …) with a one-line text body.
+/// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose
+/// edge-triggered waits cannot lose a wakeup); each client connection is one task. Requests are parsed
+/// by ``RequestHeadParser``, a strict RFC 9112 parser of HostPin's own (Debian 12 packages no maintained
+/// HTTP/1.1 parser). Failures reach the client as ``ProxyError`` responses (400, 403, 502, 504, …) with a
+/// one-line text body.
 public final class ForwardProxy: Sendable {
     /// The settings, fixed at creation.
     public let configuration: Configuration

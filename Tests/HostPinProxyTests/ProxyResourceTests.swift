@@ -10,7 +10,8 @@ import Glibc
 
 /// The `hostpin proxy` process under pressure: out of file descriptors, and under a load of 100
 /// keep-alive connections. Measured on the binary (/proc/PID), so other tests running in this process
-/// do not count; one at a time, so neither measures the other's load. Runs in the timed phase of scripts/test (it bounds CPU time, threads and memory).
+/// do not count; one at a time, so neither measures the other's load. Runs in scripts/test's phase for
+/// the binaries' memory (it bounds CPU time, threads and RSS).
 @Suite(.serialized) struct ProxyResourceTests {
     @Test func outOfDescriptorsTheProxyBacksOffLogsOnceAndServesItsConnections() async throws {
         let lab = try Lab.current()
