@@ -119,8 +119,9 @@ package final class Listener: Sendable {
                     let dropFailure = errno
                     if dropped >= 0 { Glibc.close(dropped) }
                     reserve = openReserve()
+                    if dropped >= 0 { continue }
                     switch dropFailure {
-                    case _ where dropped >= 0, EINTR, ECONNABORTED:
+                    case EINTR, ECONNABORTED:
                         continue
                     case EAGAIN, EWOULDBLOCK:
                         // Queue drained: wait for the next connection, as when descriptors are plenty.
