@@ -33,9 +33,14 @@ let package = Package(
             name: "HostPinURL",
             dependencies: ["HostPin", "CCurl"]
         ),
+        .systemLibrary(name: "CEpoll"),
+        .target(
+            name: "HostPinNet",
+            dependencies: ["HostPin", "CEpoll"]
+        ),
         .target(
             name: "HostPinProxy",
-            dependencies: ["HostPin"]
+            dependencies: ["HostPin", "HostPinNet"]
         ),
         .executableTarget(
             name: "HostPinCLI",
@@ -57,7 +62,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HostPinProxyTests",
-            dependencies: ["HostPinProxy", "HostPinTestSupport"]
+            dependencies: ["HostPinProxy", "HostPinNet", "HostPinTestSupport"]
         ),
         .testTarget(
             name: "HostPinCLITests",

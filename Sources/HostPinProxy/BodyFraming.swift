@@ -15,7 +15,7 @@ public enum BodyFraming: Sendable, Hashable {
     /// - Parameter absent: The framing when neither field is present: `.none` for requests,
     ///   `.untilClose` for responses.
     /// - Throws: ``HeadError``: conflicting or invalid `Content-Length`, both fields, a final coding
-    ///   other than chunked, `Transfer-Encoding` in HTTP/1.0, or an unsupported coding.
+    ///   other than chunked, chunked applied twice, `Transfer-Encoding` in HTTP/1.0, or an unsupported coding.
     static func of(_ fields: HeaderFields, version: HTTPVersion, absent: BodyFraming) throws(HeadError) -> BodyFraming {
         let codings = fields.listMembers("Transfer-Encoding").map { $0.lowercased() }
         let lengths = fields.values("Content-Length")
@@ -23,6 +23,7 @@ public enum BodyFraming: Sendable, Hashable {
             if version == .http10 { throw .transferEncodingInHTTP10 }
             if !lengths.isEmpty { throw .transferEncodingWithContentLength }
             guard codings.last == "chunked" else { throw .chunkedNotFinal }
+            if codings.filter({ $0 == "chunked" }).count > 1 { throw .chunkedRepeated(codings.joined(separator: ", ")) }
             if codings.count > 1 { throw .unsupportedTransferCoding(codings.dropLast().joined(separator: ", ")) }
             return .chunked
         }

@@ -1,4 +1,4 @@
-import Dispatch
+import HostPinNet
 
 /// Copies one message body from a buffered input to a socket as it arrives, never holding more than
 /// one read (64 KiB) in memory, decoding and re-encoding the chunked coding where the two hops differ.

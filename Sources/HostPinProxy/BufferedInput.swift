@@ -1,4 +1,4 @@
-import Dispatch
+import HostPinNet
 import Synchronization
 
 /// The reading side of a socket with a buffer, so bytes read past a message head or body (the next
@@ -32,7 +32,7 @@ final class BufferedInput: Sendable {
     ///   - skippingEmptyLines: Ignore CRLFs before the start line (RFC 9112 §2.2 asks servers to).
     /// - Returns: The head, CRLF CRLF included; `nil` when the peer closed before sending a byte.
     /// - Throws: ``HeadFailure``.
-    func readHead(limits: HeadLimits, deadline: DispatchTime, skippingEmptyLines: Bool) async throws(HeadFailure) -> [UInt8]? {
+    func readHead(limits: HeadLimits, deadline: ContinuousClock.Instant, skippingEmptyLines: Bool) async throws(HeadFailure) -> [UInt8]? {
         var buffer = take()
         while true {
             if skippingEmptyLines {
@@ -65,7 +65,7 @@ final class BufferedInput: Sendable {
     }
 
     /// The next bytes: buffered ones first, else up to `maximum` from the socket; empty at end of stream.
-    func next(maximum: Int = 65_536, deadline: DispatchTime?) async throws(SocketError) -> [UInt8] {
+    func next(maximum: Int = 65_536, deadline: ContinuousClock.Instant?) async throws(SocketError) -> [UInt8] {
         let buffered = take()
         if !buffered.isEmpty {
             if buffered.count <= maximum { return buffered }

@@ -1,5 +1,11 @@
 import HostPin
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 extension ForwardProxy {
     /// How a ``ForwardProxy`` listens, what it refuses, and how long it waits. Safe by default: loopback
     /// only, CONNECT to 443 only, no special-purpose (private, loopback, link-local) targets.
@@ -38,6 +44,13 @@ extension ForwardProxy {
         /// Called once per request (and once per tunnel, when it closes) from the connection's task.
         /// Default: `nil`, no log.
         public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+        /// Called with a one-line message (no final newline) when the proxy meets a problem that no
+        /// request's log entry shows: running out of file descriptors (once per episode). Default: the
+        /// line is written to standard error.
+        public var diagnosticLog: (@Sendable (String) -> Void)? = { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        }
 
         /// The defaults above.
         public init() {}

@@ -1,4 +1,5 @@
 import HostPin
+import HostPinNet
 import Synchronization
 
 /// An HTTP/1.1 forward proxy whose every connection goes to the addresses a trusted ``HostResolver``
@@ -14,10 +15,11 @@ import Synchronization
 /// await proxy.stop()
 /// ```
 ///
-/// Sockets are non-blocking and driven by Dispatch sources (see `SocketChannel` for why not libuv or
-/// libevent); each client connection is one task. Requests are parsed by ``RequestHeadParser``, a strict
-/// RFC 9112 parser of HostPin's own (Debian 12 packages no maintained HTTP/1.1 parser). Failures reach
-/// the client as ``ProxyError`` responses (400, 403, 502, 504, …) with a one-line text body.
+/// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose
+/// edge-triggered waits cannot lose a wakeup); each client connection is one task. Requests are parsed
+/// by ``RequestHeadParser``, a strict RFC 9112 parser of HostPin's own (Debian 12 packages no maintained
+/// HTTP/1.1 parser). Failures reach the client as ``ProxyError`` responses (400, 403, 502, 504, …) with a
+/// one-line text body.
 public final class ForwardProxy: Sendable {
     /// The settings, fixed at creation.
     public let configuration: Configuration
@@ -60,7 +62,10 @@ public final class ForwardProxy: Sendable {
         let isLoopback = address.address.specialPurposeBlock?.name == "loopback"
         guard isLoopback || configuration.allowRemote else { throw .remoteNotAllowed(address) }
         if state.withLock({ $0 != nil }) { throw .alreadyStarted }
-        let listener = try Listener(address: address) { [weak self] channel in
+        let diagnostics = configuration.diagnosticLog
+        let listener = try Listener(address: address) { error in
+            diagnostics?("hostpin proxy: out of file descriptors (\(error)): closing new connections until descriptors are free")
+        } onAccept: { [weak self] channel in
             self?.accept(channel)
         }
         let started = state.withLock { running -> Bool in
@@ -69,7 +74,7 @@ public final class ForwardProxy: Sendable {
             return true
         }
         guard started else {
-            listener.close()
+            listener.shutdown()
             throw .alreadyStarted
         }
         keeper.start()
@@ -83,7 +88,7 @@ public final class ForwardProxy: Sendable {
             defer { running = nil }
             return running
         }) else { return }
-        running.listener.close()
+        await running.listener.close()
         for (channel, _) in running.connections.values { channel.shutdown() }
         for (_, task) in running.connections.values {
             task.cancel()
@@ -95,7 +100,8 @@ public final class ForwardProxy: Sendable {
     private func accept(_ channel: SocketChannel) {
         let bound = boundAddress
         let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
-                                        connectTimeout: configuration.connectTimeout, proxyAddress: bound)
+                                        connectTimeout: configuration.connectTimeout,
+                                        proxy: bound.map { ListeningEndpoint(bound: $0) })
         let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
                                          parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
         state.withLock { running in

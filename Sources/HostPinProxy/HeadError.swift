@@ -39,6 +39,10 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
     case transferEncodingWithContentLength
     /// `Transfer-Encoding` whose final coding is not `chunked` (RFC 9112 §6.3, item 4: 400).
     case chunkedNotFinal
+    /// `chunked` more than once among the transfer codings (on one line or repeated lines), e.g.
+    /// `chunked, chunked`: RFC 9112 §6.1 forbids applying it twice, so the framing is malformed (400). The
+    /// codings as listed.
+    case chunkedRepeated(String)
     /// `Transfer-Encoding` in an HTTP/1.0 message: the framing is faulty (RFC 9112 §6.1).
     case transferEncodingInHTTP10
     /// A transfer coding other than `chunked` before it, e.g. `gzip, chunked` (RFC 9112 §6.1: 501).
@@ -83,6 +87,7 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .conflictingContentLength: "the Content-Length values differ"
         case .transferEncodingWithContentLength: "the message has both Transfer-Encoding and Content-Length"
         case .chunkedNotFinal: "chunked is not the final transfer coding"
+        case .chunkedRepeated(let codings): "chunked is applied more than once (Transfer-Encoding: \(codings))"
         case .transferEncodingInHTTP10: "an HTTP/1.0 message has a Transfer-Encoding field"
         case .unsupportedTransferCoding(let coding): "transfer coding '\(coding)' is not supported (only chunked is)"
         case .requestLineTooLong(let limit): "the request line is longer than \(limit) bytes"

@@ -1,4 +1,5 @@
 import Dispatch
+import HostPinNet
 import Synchronization
 
 /// An origin connection a client connection keeps open between its requests (persistent connections,
@@ -112,7 +113,7 @@ final class OriginKeeper: Sendable {
         kept.withLock { kept in
             kept.timer?.cancel()
             let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "hostpin.proxy.origin-keeper"))
-            timer.schedule(deadline: .after(tick), repeating: interval)
+            timer.schedule(deadline: .now() + interval, repeating: interval)
             timer.setEventHandler(handler: handler)
             timer.resume()
             kept.timer = timer

@@ -1,5 +1,5 @@
-import Dispatch
 import HostPin
+import HostPinNet
 
 /// Turns a request's authority into a TCP connection to one of its pinned addresses: resolves the name
 /// through the trusted resolver, refuses special-purpose addresses unless allowed, and tries every
@@ -9,8 +9,8 @@ struct OriginConnector: Sendable {
     let resolver: any HostResolver
     let allowPrivate: Bool
     let connectTimeout: Duration
-    /// The proxy's own listening address: a target equal to it is refused (it would loop).
-    let proxyAddress: SocketAddress?
+    /// The proxy's own listening endpoint: a target that reaches it is refused (it would loop).
+    let proxy: ListeningEndpoint?
 
     /// A connected origin.
     struct Connection: Sendable {
@@ -41,7 +41,7 @@ struct OriginConnector: Sendable {
         if allowed.isEmpty, let refused {
             throw .privateAddress(host: authority.host, address: refused.0, block: refused.1)
         }
-        if let proxyAddress, let loop = allowed.first(where: { $0 == proxyAddress }) {
+        if let proxy, let loop = allowed.first(where: proxy.isReached(by:)) {
             throw .targetIsProxy(loop)
         }
         return allowed

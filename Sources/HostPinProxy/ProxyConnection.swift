@@ -1,5 +1,5 @@
-import Dispatch
 import HostPin
+import HostPinNet
 import Synchronization
 
 #if canImport(Glibc)
@@ -55,7 +55,7 @@ struct ProxyConnection: Sendable {
         }
         var first = true
         while true {
-            let deadline = DispatchTime.after(first ? configuration.originTimeout : configuration.idleTimeout)
+            let deadline = ContinuousClock.Instant.after(first ? configuration.originTimeout : configuration.idleTimeout)
             first = false
             let bytes: [UInt8]?
             do throws(BufferedInput.HeadFailure) {
@@ -221,7 +221,7 @@ struct ProxyConnection: Sendable {
     private func relayResponse(_ head: RequestHead, from originInput: BufferedInput, origin: SocketAddress,
                                reused: Bool) async throws(AttemptFailure) -> Outcome
     {
-        let deadline = DispatchTime.after(configuration.originTimeout)
+        let deadline = ContinuousClock.Instant.after(configuration.originTimeout)
         var response: ResponseHead
         var firstRead = true
         while true {

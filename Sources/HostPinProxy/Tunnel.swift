@@ -1,5 +1,5 @@
-import Dispatch
 import HostPin
+import HostPinNet
 
 /// A CONNECT tunnel (RFC 9110 §9.3.6): after `200`, bytes are relayed unchanged in both directions until
 /// both sides have closed, so TLS runs end to end between the client and the origin and the client

@@ -27,6 +27,10 @@ import Testing
          "Malformed request: HTTP version 'HTTP/2.0' is not supported (HTTP/1.0 and HTTP/1.1 are).\n"),
         ("GET http://www.example.test/\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: a\r\n\r\n",
          "HTTP/1.1 414 URI Too Long", "Malformed request: the request line is longer than 8192 bytes.\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+         "HTTP/1.1 400 Bad Request", "Malformed request: chunked is applied more than once (Transfer-Encoding: chunked, chunked).\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+         "HTTP/1.1 400 Bad Request", "Malformed request: chunked is applied more than once (Transfer-Encoding: chunked, chunked).\n"),
         ("\u{1}\u{2}\u{3}garbage\r\n\r\n", "HTTP/1.1 400 Bad Request",
          "Malformed request: the request line is not 'METHOD SP TARGET SP HTTP/1.1'.\n"),
     ])
@@ -86,6 +90,25 @@ import Testing
         try await ProxyLab.withProxy { proxy, _, _ in
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "http://\(proxy)/"])
             #expect(result.standardOutput == "The target \(proxy) is this proxy itself.\n")
+        }
+    }
+
+    /// Other spellings of the proxy's own address (IPv4-mapped IPv6, the unspecified address, which
+    /// Linux connects to the local host) are the proxy too: comparing addresses, not text.
+    @Test(arguments: ["[::ffff:127.0.0.1]", "0.0.0.0", "[::ffff:0.0.0.0]", "127.0.0.1"])
+    func connectToAnySpellingOfTheProxysOwnAddressIs403(host: String) async throws {
+        try await ProxyLab.withProxy({ $0.allowedConnectPorts = Set(1...UInt16.max) }) { proxy, _, _ in
+            let reply = try await TestSockets.exchange(proxy, Array("CONNECT \(host):\(proxy.port) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(Self.statusAndBody(reply) == ("HTTP/1.1 403 Forbidden", "The target \(host):\(proxy.port) is this proxy itself.\n"))
+        }
+    }
+
+    @Test func absoluteFormToAMappedSpellingOfTheProxyIs403() async throws {
+        try await ProxyLab.withProxy { proxy, _, _ in
+            let target = "http://[::ffff:127.0.0.1]:\(proxy.port)/"
+            let reply = try await TestSockets.exchange(proxy, Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(Self.statusAndBody(reply) == ("HTTP/1.1 403 Forbidden",
+                                                  "The target [::ffff:127.0.0.1]:\(proxy.port) is this proxy itself.\n"))
         }
     }
 

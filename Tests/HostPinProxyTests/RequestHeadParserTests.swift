@@ -48,6 +48,10 @@ import Testing
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: identity\r\n\r\n", .chunkedNotFinal),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
          .unsupportedTransferCoding("gzip")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+         .chunkedRepeated("chunked, chunked")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked, gzip, chunked\r\n\r\n",
+         .chunkedRepeated("chunked, gzip, chunked")),
         ("POST http://a.test/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", .transferEncodingInHTTP10),
         // targets
         ("GET http://user@a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",

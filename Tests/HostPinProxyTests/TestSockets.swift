@@ -87,8 +87,9 @@ enum TestSockets {
         }
     }
 
-    /// A TCP socket bound to `127.0.0.1` on a free port (listening when `listening`), and that port.
-    static func bindLoopback(listening: Bool) throws -> (Int32, UInt16) {
+    /// A TCP socket bound to `127.0.0.1` on a free port (listening when `listening`, with `backlog`
+    /// connections queued at most), and that port.
+    static func bindLoopback(listening: Bool, backlog: Int32 = 16) throws -> (Int32, UInt16) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -96,7 +97,7 @@ enum TestSockets {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, !listening || listen(descriptor, 16) == 0 else {
+        guard bound == 0, !listening || listen(descriptor, backlog) == 0 else {
             close(descriptor)
             throw Failure(description: listening ? "bind/listen failed" : "bind failed")
         }

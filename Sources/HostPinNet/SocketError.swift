@@ -10,7 +10,7 @@ public enum SocketError: Error, Sendable, Hashable, CustomStringConvertible {
     case system(call: String, errno: Int32)
     /// Nothing happened on the socket before the deadline.
     case timedOut
-    /// The socket was closed, or the proxy is stopping.
+    /// The socket was closed or shut down (the server is stopping).
     case closed
     /// The waiting task was cancelled.
     case cancelled

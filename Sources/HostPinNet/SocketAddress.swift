@@ -8,8 +8,8 @@ import Musl
 
 /// A TCP endpoint: an IP address and a port, written `127.0.0.1:8118` or `[::1]:8118`.
 ///
-/// Used for the proxy's listening address (where port 0 asks the kernel for a free port), for the
-/// pinned origin address a request went to, and for a client's address in the access log.
+/// Used for listening addresses (where port 0 asks the kernel for a free port), for the pinned origin
+/// address a request went to, and for a client's address in an access log.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
     /// The IP address.
     public let address: IPAddress
@@ -48,7 +48,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Lossle
     public var description: String { "\(address.uriHost):\(port)" }
 
     /// Calls `body` with this endpoint as a `sockaddr_in` or `sockaddr_in6`.
-    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    package func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch address.family {
         case .v4:
             var storage = sockaddr_in()
@@ -71,7 +71,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Lossle
 
     /// Reads an endpoint from a `sockaddr_storage` filled by `accept`, `getsockname` or `getpeername`;
     /// `nil` for a family other than IPv4 and IPv6.
-    init?(storage: sockaddr_storage) {
+    package init?(storage: sockaddr_storage) {
         var storage = storage
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let port: UInt16
@@ -95,7 +95,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Lossle
     }
 
     /// The local (`peer == false`) or remote endpoint of socket `descriptor`.
-    static func of(socket descriptor: Int32, peer: Bool) -> SocketAddress? {
+    package static func of(socket descriptor: Int32, peer: Bool) -> SocketAddress? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let status = withUnsafeMutablePointer(to: &storage) {

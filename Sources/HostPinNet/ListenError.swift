@@ -1,9 +1,9 @@
-/// Why ``ForwardProxy/start()`` could not start listening. Closed.
+/// Why a server (the forward proxy) could not start listening. Closed.
 public enum ListenError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The address is not a loopback address and remote clients were not allowed
-    /// (``ForwardProxy/Configuration/allowRemote``).
+    /// (the proxy's `allowRemote`, `--allow-remote`).
     case remoteNotAllowed(SocketAddress)
-    /// The proxy is already running.
+    /// The server is already running.
     case alreadyStarted
     /// The socket could not be created, bound or put in listening state (address in use, no permission).
     case socket(SocketAddress, SocketError)

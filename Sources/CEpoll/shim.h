@@ -1,0 +1,10 @@
+#ifndef HOSTPIN_EPOLL_SHIM_H
+#define HOSTPIN_EPOLL_SHIM_H
+/* HostPinNet's event loop: epoll, eventfd and accept4, which Swift's Glibc module does not export. */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+/* Declared by <sys/socket.h> only under _GNU_SOURCE, which the Glibc module is built without. */
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+#endif

@@ -1,0 +1,296 @@
+import CEpoll
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A non-blocking socket registered once, edge-triggered, on an ``EventLoop``: reads and writes try the
+/// system call first and suspend the calling task only on `EAGAIN`, until the loop reports an edge,
+/// the deadline passes, the task is cancelled or the socket is shut down. No thread ever blocks on it.
+///
+/// **No lost wakeup, by construction.** Each direction keeps, under the channel's lock, `ready` and at
+/// most one `waiter`. An edge (on the loop thread) either takes the waiter and resumes it, and the woken
+/// task retries the system call, or, with no waiter, sets `ready`. A wait consumes `ready` only to retry
+/// the system call instead of suspending. So an edge that arrives before the waiter is stored is seen by
+/// that retry, and one that arrives after finds the waiter: every edge reaches a retry. (Linux
+/// reports an edge for every new arrival of data or buffer space, so no level state is needed.)
+///
+/// Each direction has at most one waiting task (a connection's reader and its writer). ``shutdown()``
+/// may be called from any task; ``close()`` by the owner once no read or write is running (it is also
+/// called by `deinit`).
+package final class SocketChannel: EventLoopHandler {
+    /// The socket's file descriptor; closed by ``close()``.
+    package let descriptor: Int32
+    /// The remote endpoint, when the kernel reports one.
+    package let peer: SocketAddress?
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+        let deadline: ContinuousClock.Instant?
+    }
+
+    private struct Direction {
+        /// An edge arrived while no task waited: the next wait retries the system call instead.
+        var ready = false
+        var waiter: Waiter?
+        /// The deadline of this direction's one live timer on the loop (later waiters' deadlines are
+        /// scheduled again when it fires); `nil` when none is pending.
+        var scheduled: ContinuousClock.Instant?
+    }
+
+    private struct State {
+        var read = Direction()
+        var write = Direction()
+        var nextWaiterID: UInt64 = 0
+        var shut = false
+        var closed = false
+
+        subscript(direction: IODirection) -> Direction {
+            get { direction == .read ? read : write }
+            set { if direction == .read { read = newValue } else { write = newValue } }
+        }
+    }
+
+    /// What a wait decided under the lock.
+    private enum Decision {
+        case refuse(SocketError)
+        case retry
+        case suspend(schedule: ContinuousClock.Instant?)
+    }
+
+    private let loop: EventLoop
+    private let token: UInt64
+    /// Guards both directions (ready flags, waiters, scheduled timers) and the shut/closed flags.
+    private let state = Mutex(State())
+
+    /// Wraps `descriptor`, a socket (connected, connecting or listening), sets it non-blocking and
+    /// registers it on `loop`.
+    ///
+    /// - Throws: ``SocketError/system(call:errno:)`` when it cannot be registered; the descriptor is
+    ///   closed then.
+    package init(descriptor: Int32, loop: EventLoop = .shared) throws(SocketError) {
+        self.descriptor = descriptor
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        peer = SocketAddress.of(socket: descriptor, peer: true)
+        self.loop = loop
+        token = loop.newToken()
+        try loop.add(descriptor, token: token, handler: self)  // on failure `deinit` closes the descriptor
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Reads up to `maximum` bytes, waiting until some arrive.
+    ///
+    /// - Parameter deadline: When to give up waiting; `nil` waits for ever.
+    /// - Returns: The bytes read; empty at end of stream (the peer shut down its side).
+    /// - Throws: ``SocketError``.
+    package func read(maximum: Int = 65_536, deadline: ContinuousClock.Instant?) async throws(SocketError) -> [UInt8] {
+        while true {
+            if state.withLock({ $0.shut }) { throw .closed }
+            var count = 0
+            var failure: Int32 = 0
+            let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, initialized in
+                count = recv(descriptor, buffer.baseAddress, maximum, 0)
+                failure = errno
+                initialized = max(0, count)
+            }
+            if count >= 0 { return bytes }
+            switch failure {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try await wait(.read, deadline: deadline)
+            default: throw .system(call: "recv", errno: failure)
+            }
+        }
+    }
+
+    /// Writes all of `bytes`, waiting while the kernel's send buffer is full.
+    ///
+    /// - Parameter deadline: When to give up waiting for buffer space; `nil` waits for ever.
+    /// - Throws: ``SocketError``; a peer that reset the connection gives `.system(call: "send", …)`.
+    package func write(_ bytes: some Collection<UInt8>, deadline: ContinuousClock.Instant?) async throws(SocketError) {
+        let array = Array(bytes)
+        var offset = 0
+        while offset < array.count {
+            if state.withLock({ $0.shut }) { throw .closed }
+            let sent = array.withUnsafeBytes { raw in
+                send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            let failure = errno
+            if sent >= 0 {
+                offset += sent
+                continue
+            }
+            switch failure {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try await wait(.write, deadline: deadline)
+            default: throw .system(call: "send", errno: failure)
+            }
+        }
+    }
+
+    /// Whether an idle connection is still fit for another request: a non-blocking peek finds nothing
+    /// to read (no FIN, no reset, no stray bytes) and the socket is not shut down.
+    package func isQuiet() -> Bool {
+        if state.withLock({ $0.shut }) { return false }
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+
+    /// Whether ``shutdown()`` or ``close()`` was called.
+    package var isShut: Bool { state.withLock { $0.shut } }
+
+    /// Waits for a read edge (new data, a connection to accept, end of stream, an error). The caller
+    /// retries its system call afterwards.
+    package func waitReadable(deadline: ContinuousClock.Instant?) async throws(SocketError) {
+        try await wait(.read, deadline: deadline)
+    }
+
+    /// Waits for a write edge (a non-blocking `connect` has finished, one way or the other, or buffer
+    /// space is free). The caller checks the socket afterwards.
+    package func waitWritable(deadline: ContinuousClock.Instant?) async throws(SocketError) {
+        try await wait(.write, deadline: deadline)
+    }
+
+    /// Sends a FIN: the peer reads end of stream, while this side can still read (half close).
+    package func shutdownWrite() {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Shuts the socket down in both directions and fails any waiting read or write with
+    /// ``SocketError/closed``. Safe from any task; the descriptor stays open until ``close()``.
+    package func shutdown() {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.shut = true
+            return Self.takeWaiters(&state)
+        }
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+        waiters.forEach { $0.continuation.resume(throwing: SocketError.closed) }
+    }
+
+    /// Fails waiters, deregisters the socket from the loop and closes the descriptor. Idempotent.
+    package func close() {
+        let waiters = state.withLock { state -> [Waiter]? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            state.shut = true
+            return Self.takeWaiters(&state)
+        }
+        guard let waiters else { return }
+        loop.remove(descriptor, token: token)
+        _ = Glibc.close(descriptor)
+        waiters.forEach { $0.continuation.resume(throwing: SocketError.closed) }
+    }
+
+    /// An edge from the loop: hand it to the waiting task (which retries its system call) or, with no
+    /// task waiting, record it in `ready` (the invariant in the type's documentation).
+    package func handle(events: UInt32) {
+        let failed = EPOLLHUP.rawValue | EPOLLERR.rawValue
+        let readable = events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | failed) != 0
+        let writable = events & (EPOLLOUT.rawValue | failed) != 0
+        let woken = state.withLock { state -> [Waiter] in
+            guard !state.closed else { return [] }
+            var woken: [Waiter] = []
+            for direction in [IODirection.read, .write] where direction == .read ? readable : writable {
+                if let waiter = state[direction].waiter {
+                    state[direction].waiter = nil
+                    woken.append(waiter)
+                } else {
+                    state[direction].ready = true
+                }
+            }
+            return woken
+        }
+        woken.forEach { $0.continuation.resume() }
+    }
+
+    /// This direction's timer fired: fail the waiter whose deadline has passed, or ask for the later
+    /// deadline of the waiter now waiting. An entry that is not the direction's live one is stale.
+    package func timerFired(_ direction: IODirection, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant)
+        -> ContinuousClock.Instant?
+    {
+        let (expired, again) = state.withLock { state -> (Waiter?, ContinuousClock.Instant?) in
+            guard state[direction].scheduled == deadline else { return (nil, nil) }
+            state[direction].scheduled = nil
+            guard let waiter = state[direction].waiter, let due = waiter.deadline else { return (nil, nil) }
+            if due <= now {
+                state[direction].waiter = nil
+                return (waiter, nil)
+            }
+            state[direction].scheduled = due
+            return (nil, due)
+        }
+        expired?.continuation.resume(throwing: SocketError.timedOut)
+        return again
+    }
+
+    /// Suspends until an edge in `direction`, unless one already arrived (then returns at once, for the
+    /// caller to retry), the deadline passes, the task is cancelled or the socket is shut down.
+    private func wait(_ direction: IODirection, deadline: ContinuousClock.Instant?) async throws(SocketError) {
+        let (id, recorded) = state.withLock { state -> (UInt64, Bool) in
+            state.nextWaiterID += 1
+            let recorded = state[direction].ready
+            state[direction].ready = false
+            return (state.nextWaiterID, recorded)
+        }
+        if recorded { return }
+        do {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    let decision = state.withLock { state -> Decision in
+                        if state.shut { return .refuse(.closed) }
+                        if Task.isCancelled { return .refuse(.cancelled) }
+                        if state[direction].ready {
+                            state[direction].ready = false
+                            return .retry
+                        }
+                        state[direction].waiter = Waiter(id: id, continuation: continuation, deadline: deadline)
+                        guard let deadline, state[direction].scheduled.map({ deadline < $0 }) ?? true else {
+                            return .suspend(schedule: nil)
+                        }
+                        state[direction].scheduled = deadline
+                        return .suspend(schedule: deadline)
+                    }
+                    switch decision {
+                    case .refuse(let error): continuation.resume(throwing: error)
+                    case .retry: continuation.resume()
+                    case .suspend(let deadline?): loop.schedule(token, direction, at: deadline)
+                    case .suspend(nil): break
+                    }
+                }
+            } onCancel: {
+                abandon(id: id, direction, with: .cancelled)
+            }
+        } catch let error as SocketError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    /// Fails waiter `id` with `error` if it is still waiting.
+    private func abandon(id: UInt64, _ direction: IODirection, with error: SocketError) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state[direction].waiter, waiter.id == id else { return nil }
+            state[direction].waiter = nil
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: error)
+    }
+
+    private static func takeWaiters(_ state: inout State) -> [Waiter] {
+        let waiters = [state.read.waiter, state.write.waiter].compactMap { $0 }
+        state.read.waiter = nil
+        state.write.waiter = nil
+        return waiters
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HostPin
+import HostPinProxy
+import HostPinTestSupport
+import Testing
+
+/// Many short exchanges, 20 at a time, through one proxy to an origin that answers after 20 ms: every
+/// one must complete, each well within 2 s. A socket wait that misses its wakeup leaves an exchange
+/// stalled until a timeout, so even a rare lost wakeup fails here. Runs in the timed phase of
+/// scripts/test (it bounds durations).
+@Suite struct ProxyStressTests {
+    static let parallel = 20
+    /// A stalled exchange fails after this long without a byte (instead of waiting for the proxy's
+    /// 30 s origin timeout), so a broken proxy fails the test quickly.
+    static let stallTimeout = Duration.seconds(3)
+
+    @Test func thousandsOfTunnelsAndRequestsToASlowOriginAllComplete() async throws {
+        let origin = try SlowOrigin(delay: .milliseconds(20))
+        defer { origin.stop() }
+        let lab = try Lab.current()
+        let port = origin.port
+        try await ProxyLab.withProxy({ $0.allowedConnectPorts.formUnion([port, lab.httpsPort]) }) { proxy, lab, _ in
+            let tunnels = await LoadClient.run(count: 1000, parallel: Self.parallel) { index in
+                LoadClient.exchange(index: index, proxy: proxy, timeout: Self.stallTimeout, steps: [
+                    ("CONNECT 127.0.0.1:\(port) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n", "\r\n\r\n"),
+                    ("GET /t\(index) HTTP/1.1\r\nHost: inner\r\nConnection: close\r\n\r\n", nil),
+                ]) { reply in
+                    reply.hasPrefix("HTTP/1.1 200 Connection Established\r\n")
+                        && reply.hasSuffix("\r\n\r\n" + SlowOrigin.body(for: "/t\(index)"))
+                }
+            }
+            Self.check("CONNECT (plain TCP inside)", tunnels)
+
+            let requests = await LoadClient.run(count: 1000, parallel: Self.parallel) { index in
+                LoadClient.exchange(index: index, proxy: proxy, timeout: Self.stallTimeout, steps: [
+                    ("GET http://127.0.0.1:\(port)/r\(index) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n", nil),
+                ]) { reply in
+                    reply.hasPrefix("HTTP/1.1 200 OK\r\n") && reply.hasSuffix("\r\n\r\n" + SlowOrigin.body(for: "/r\(index)"))
+                }
+            }
+            Self.check("absolute-form", requests)
+
+            // Real TLS through CONNECT: curl verifies nginx's certificate, 20 curls at a time.
+            let count = 200
+            let command = "seq 1 \(count) | xargs -P \(Self.parallel) -I{} /usr/bin/curl -sS -o /dev/null --max-time 5 "
+                + "-w '%{http_code} %{time_total}\\n' --cacert '\(lab.caFile)' --proxy http://\(proxy) "
+                + "'https://www.example.test:\(lab.httpsPort)/whoami?n={}'"
+            let result = try await ProxyLab.run("/bin/sh", ["-c", command])
+            let lines = result.standardOutput.split(separator: "\n")
+            let times = lines.compactMap { line -> Double? in
+                let parts = line.split(separator: " ")
+                return parts.count == 2 && parts[0] == "200" ? Double(parts[1]) : nil
+            }
+            let slowest = times.max() ?? 0
+            print("stress: CONNECT (TLS, curl): \(count) requests, \(count - times.count) failed, slowest \(slowest) s")
+            #expect(times.count == count, "\(result.standardError.prefix(2000))")
+            #expect(slowest < 2)
+        }
+        #expect(origin.requests == 2000)
+    }
+
+    /// Prints the figures and expects no failure and no exchange slower than 2 s.
+    static func check(_ kind: String, _ outcomes: [LoadClient.Outcome]) {
+        let failures = outcomes.filter { !$0.ok }
+        let slowest = outcomes.map(\.duration).max() ?? .zero
+        print("stress: \(kind): \(outcomes.count) requests, \(failures.count) failed, slowest \(slowest)")
+        #expect(outcomes.count == 1000)
+        #expect(failures.isEmpty, "\(failures.count) of \(outcomes.count) \(kind) exchanges failed; first: \(failures.prefix(3).map { "#\($0.index) after \($0.duration): \($0.detail)" })")
+        #expect(slowest < .seconds(2), "the slowest \(kind) exchange took \(slowest)")
+    }
+}
