@@ -59,17 +59,22 @@ import Testing
         }
     }
 
-    @Test(arguments: ["{", "rules: []", "{\"rules\": [}", "\u{FEFF}{]", String(repeating: "[", count: 100_000)])
-    func textThatIsNotJSONIsRefused(_ text: String) throws {
+    @Test(arguments: [
+        ("{", "Unexpected end of file during JSON parse."),
+        ("rules: []", "Invalid value around character 0."),
+        ("{\"rules\": [}", "Invalid value around character 11."),
+        (String(repeating: "[", count: 100_000), nil),
+    ])
+    func textThatIsNotJSONIsRefusedSayingWhere(_ text: String, _ reason: String?) throws {
         try RulesFolder.with(files: [:]) { folder in
             let error = #expect(throws: RulesError.self) { try folder.load(text) }
-            guard case .notJSON(let source, let reason)? = error else {
+            guard case .notJSON(let source, let found)? = error else {
                 Issue.record("expected notJSON, got \(String(describing: error))")
                 return
             }
             #expect(source == folder.path + "/rules.json")
-            #expect(!reason.isEmpty)
-            #expect(error?.description.hasPrefix("\(source) is not JSON: ") == true)
+            if let reason { #expect(found == reason) } else { #expect(!found.isEmpty) }
+            #expect(error?.description == "\(source) is not JSON: \(found)")
         }
     }
 
@@ -95,7 +100,7 @@ import Testing
         ("[]", "(top level): must be an object {\"rules\": [...]}, not an array"),
         ("{}", "rules: is missing"),
         ("{\"rules\": {}}", "rules: must be an array of rules, not an object"),
-        ("{\"rules\": [], \"rulez\": []}", "rulez: unknown key; this rule takes rules and comment"),
+        ("{\"rules\": [], \"rulez\": []}", "rulez: unknown key (this rule takes rules and comment)"),
         ("{\"rules\": [\"block\"]}", "rules[0]: must be an object, not a string"),
         ("{\"rules\": [{\"host\": \"a.example.test\"}]}", "rules[0].action: is missing"),
         ("{\"rules\": [{\"action\": 1, \"host\": \"a.example.test\"}]}", "rules[0].action: must be a string, not a number"),
@@ -140,7 +145,7 @@ import Testing
             }
             #expect(source == folder.path + "/rules.json")
             #expect(problems.map(\.description) == [
-                "rules[0].action: unknown action 'blok'; the actions are block, respond, redirect, pin, header and pass",
+                "rules[0].action: unknown action 'blok' (the actions are block, respond, redirect, pin, header and pass)",
                 "rules[1].host: 'ads..example.test' is not a host name: it has an empty label (two dots in a row, or a leading dot)",
                 "rules[2].to: 'ftp://files.example.test/a' is not an http or https URL: a redirect must go to one",
                 "rules[3].addresses[1]: '10.0.0.300' is not an IPv4 or IPv6 address",
@@ -155,7 +160,7 @@ import Testing
                 "rules[9].host: '127.0.0.1' is an IP literal or localhost, which always pass: no rule applies to them",
                 "rules[10].url: a pin rule matches by host only, not by url: DNS knows names, not URLs",
                 "rules[11].host: 'a.*.example.test' has a misplaced '*': a wildcard is a whole first label ('*.example.test') or '*' alone",
-                "rules[12].hots: unknown key; this rule takes action, comment, host, path, url and urlPrefix",
+                "rules[12].hots: unknown key (this rule takes action, comment, host, path, url and urlPrefix)",
             ])
             #expect(error?.description.hasPrefix("\(folder.path)/rules.json has 15 errors:\n  rules[0].action: ") == true)
         }
@@ -176,7 +181,7 @@ import Testing
         ("{\"action\": \"redirect\", \"host\": \"a.example.test\", \"to\": \"javascript:alert(1)\"}",
          "rules[0].to: 'javascript:alert(1)' is not an http or https URL: a redirect must go to one"),
         ("{\"action\": \"redirect\", \"host\": \"a.example.test\", \"to\": \"b.example.test\", \"status\": 200}",
-         "rules[0].status: 200 is not a status this rule can answer with (301, 302, 303, 307 or 308; leave it out for a transparent redirect)"),
+         "rules[0].status: 200 is not a status this rule can answer with (301, 302, 303, 307 or 308, or none for a transparent redirect)"),
         ("{\"action\": \"pin\", \"host\": \"a.example.test\"}", "rules[0].addresses: is missing"),
         ("{\"action\": \"pin\", \"host\": \"a.example.test\", \"addresses\": []}", "rules[0].addresses: must not be empty"),
         ("{\"action\": \"pin\", \"host\": \"a.example.test\", \"addresses\": \"127.0.0.1\"}",

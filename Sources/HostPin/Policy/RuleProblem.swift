@@ -76,9 +76,9 @@ public struct RuleProblem: Sendable, Hashable, CustomStringConvertible {
             switch self {
             case .wrongType(let expected, let found): "must be \(expected), not \(found)"
             case .missing: "is missing"
-            case .unknownKey(let allowed): "unknown key; this rule takes " + Self.list(allowed, "and")
+            case .unknownKey(let allowed): "unknown key (this rule takes " + Self.list(allowed, "and") + ")"
             case .unknownAction(let action):
-                "unknown action '\(action)'; the actions are block, respond, redirect, pin, header and pass"
+                "unknown action '\(action)' (the actions are block, respond, redirect, pin, header and pass)"
             case .noMatcher: "the rule matches nothing: give host, url or urlPrefix"
             case .conflictingMatchers(let keys): "give one matcher, not " + Self.list(keys, "and")
             case .matcherNotAllowed(let action, let matcher):

@@ -46,7 +46,7 @@ public struct Rules: Sendable {
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: json)
         } catch {
-            throw .notJSON(source: source, reason: Self.reason(error))
+            throw .notJSON(source: source, reason: Self.syntaxError(in: json) ?? "\(error)")
         }
         var parser = RulesParser(folder: folder)
         let rules = parser.parseDocument(document)
@@ -109,13 +109,14 @@ public struct Rules: Sendable {
         }
     }
 
-    /// Foundation's reason for a decoding failure, with the underlying parser's message when it has one.
-    private static func reason(_ error: any Error) -> String {
-        guard case DecodingError.dataCorrupted(let context) = error else { return "\(error)" }
-        if let underlying = context.underlyingError as NSError?,
-           let detail = underlying.userInfo[NSDebugDescriptionErrorKey] as? String {
-            return detail
+    /// Where the JSON is broken, in `JSONSerialization`'s words (`Invalid value around character 11.`):
+    /// `JSONDecoder` only says that it is.
+    private static func syntaxError(in json: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: json, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
         }
-        return context.debugDescription
     }
 }

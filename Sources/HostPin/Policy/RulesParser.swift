@@ -175,7 +175,7 @@ struct RulesParser {
     private mutating func parseRedirect(_ fields: [String: JSONValue], keyPath: String) -> RuleAction? {
         let before = problems.count
         let status = integer(fields, "status", in: keyPath, allowed: [301, 302, 303, 307, 308],
-                             wording: "301, 302, 303, 307 or 308; leave it out for a transparent redirect")
+                             wording: "301, 302, 303, 307 or 308, or none for a transparent redirect")
         guard let text = string(fields, "to", in: keyPath, required: true) else { return nil }
         do throws(RuleProblem.Reason) {
             let target = try RedirectTarget.parse(text)
