@@ -90,7 +90,7 @@ final class PinnedLoad: TransferSink {
             return
         }
         var sent = hop
-        var decision = PolicyRequest(sent).map(settings.rules.decide) ?? .send(.resolve, headerEdits: [])
+        var decision = Self.decide(sent, by: settings.rules)
         var rewrites = 0
         while case .redirect(let redirect) = decision, redirect.isTransparent {
             rewrites += 1
@@ -103,7 +103,7 @@ final class PinnedLoad: TransferSink {
             sent.url = redirect.target
             sent.setValue(nil, forHTTPHeaderField: "Host")
             credentials.apply(to: &sent, cookieStorage: settings.cookieStorage)
-            decision = PolicyRequest(sent).map(settings.rules.decide) ?? .send(.resolve, headerEdits: [])
+            decision = Self.decide(sent, by: settings.rules)
         }
         var edited = sent
         if case .send(_, let edits) = decision { edited.apply(edits) }
@@ -143,6 +143,13 @@ final class PinnedLoad: TransferSink {
             state.following = nil
         }
         sendToNextAddress()
+    }
+
+    /// What `rules` say about `request`; without rules (the common case) the request is sent unedited,
+    /// without building the policy's view of it.
+    private static func decide(_ request: URLRequest, by rules: Rules) -> PolicyDecision {
+        guard !rules.isEmpty, let policy = PolicyRequest(request) else { return .send(.resolve, headerEdits: []) }
+        return rules.decide(policy)
     }
 
     /// Hands `hop` a response made here (a `respond` rule's, or a `redirect` rule's 3xx) through the same

@@ -106,7 +106,7 @@ public final class PinnedURLProtocol: URLProtocol {
         guard let url = request.url, let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
               scheme == "http" || scheme == "https"
         else { return false }
-        if let policy = PolicyRequest(request), let rules = settings.withLock({ $0?.rules }),
+        if let rules = settings.withLock({ $0?.rules }), !rules.isEmpty, let policy = PolicyRequest(request),
            case .pass(.rule) = rules.decide(policy) {
             return false
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HostPin
+import HostPinTestSupport
 import Testing
 
 /// Loading rules files: every bad file is refused with a typed error naming each problem at its key
@@ -25,6 +26,18 @@ import Testing
                 "rules[4] (header host *.example.test)",
                 "rules[5] (pass host intranet.example.test)",
             ])
+        }
+    }
+
+    /// The example in README.md's "Rules" section loads as written.
+    @Test func theReadmeExampleLoads() throws {
+        let readme = try String(contentsOf: Lab.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "\n## Rules\n"))
+        let start = try #require(readme.range(of: "```json\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
+        try RulesFolder.with(files: ["logo.png": Data([0x89, 0x50, 0x4E, 0x47])]) { folder in
+            let rules = try folder.load(String(readme[start.upperBound..<end.lowerBound]))
+            #expect(rules.count == 9)
         }
     }
 

@@ -40,7 +40,7 @@ public struct Rules: Sendable {
     ///   - folder: Where relative `respond` files are read from.
     ///   - source: How errors name the document, usually its path.
     /// - Throws: ``RulesError`` with every problem found, each at its key path.
-    public init(json: Data, relativeTo folder: URL, source: String = "the rules") throws(RulesError) {
+    public init(json: Data, relativeTo folder: URL, source: String = "the rules JSON") throws(RulesError) {
         guard json.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { throw .empty(source: source) }
         let document: JSONValue
         do {
@@ -57,6 +57,9 @@ public struct Rules: Sendable {
 
     /// How many rules there are.
     public var count: Int { rules.count }
+
+    /// Whether there are no rules: every request to a name is sent through the resolver, unedited.
+    public var isEmpty: Bool { rules.isEmpty }
 
     /// Every rule, in order, as errors and decisions name them.
     public var references: [RuleReference] { rules.map(\.reference) }
