@@ -238,6 +238,18 @@ import Testing
         }
     }
 
+    @Test func unreadableRespondFileIsRefused() throws {
+        try RulesFolder.with(files: [:]) { folder in
+            let path = folder.path + "/loop.png"
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path)
+            let error = #expect(throws: RulesError.self) {
+                try folder.load("{\"rules\": [{\"action\": \"respond\", \"url\": \"http://a.example.test/\", \"file\": \"loop.png\"}]}")
+            }
+            #expect(error?.description == "\(folder.path)/rules.json has 1 error:\n"
+                + "  rules[0].file: cannot use file \(path): it cannot be read (Too many levels of symbolic links)")
+        }
+    }
+
     // MARK: Rules that can never apply, and loops
 
     @Test(arguments: [

@@ -22,7 +22,7 @@ enum HostPattern: Sendable, Hashable, CustomStringConvertible {
             guard case .badName(_, let problem) = error else { throw .badHost(text, .empty) }
             throw .badHost(text, problem)
         }
-        if name.literalAddress != nil || name.isLocalhost || (below && name.text == "localhost") {
+        if name.literalAddress != nil || name.isLocalhost {
             throw .alwaysPasses(text)
         }
         return below ? .below(name) : .exact(name)
