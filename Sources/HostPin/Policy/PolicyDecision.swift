@@ -1,7 +1,8 @@
 import Foundation
 
-/// What the rules say about one request. Exactly one of these; only ``send(_:headerEdits:)`` sends
-/// anything to the network through HostPin.
+/// What the rules say about one request: exactly one of these. A caller acts on it — the interceptor
+/// fails, answers, fetches the redirect's target (deciding it again) or sends — without the policy ever
+/// touching the network.
 public enum PolicyDecision: Sendable {
     /// HostPin leaves the request alone: the system resolves the name as if HostPin were absent.
     case pass(PassReason)
