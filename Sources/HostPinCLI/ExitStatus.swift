@@ -31,6 +31,10 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case tlsHandshakeFailed = 35
     /// `fetch -L`: more redirects than the hop limit (curl's 47).
     case tooManyRedirects = 47
+    /// `fetch --rules`: a `block` rule refused the request. curl has no code for a refusal by policy; 56
+    /// is what curl exits with when a proxy refuses its CONNECT (403), as `hostpin proxy` does for a
+    /// blocked host.
+    case blocked = 56
     /// `fetch`: the server's certificate is not trusted or is for another name (curl's 60).
     case certificateUntrusted = 60
     /// `fetch --ca-file`: the file is readable but holds no PEM certificate (curl's 77).
@@ -56,6 +60,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .timedOut: "fetch: the transfer timed out, or --max-time ran out"
         case .tlsHandshakeFailed: "fetch: the TLS handshake failed"
         case .tooManyRedirects: "fetch -L: too many redirects"
+        case .blocked: "fetch --rules: a block rule refused the request (curl's code for a proxy refusing CONNECT)"
         case .certificateUntrusted: "fetch: the server's certificate is not trusted for the host name"
         case .caFileProblem: "fetch: problem with the CA certificate file (--ca-file holds no PEM certificate)"
         }

@@ -13,7 +13,7 @@ struct FetchCommand: Subcommand {
     static let abstract = "Fetch a URL from the address the trusted upstreams give, as curl would."
     static let usage = "hostpin fetch URL [--server IP:PORT]... [--family 4|6|any] [--timeout SECONDS] [--ca-file FILE] "
         + "[-i] [-o FILE] [-X METHOD] [-d DATA] [--data-binary @FILE|DATA] [-H 'Name: value']... [-L] [--fail] "
-        + "[--max-time SECONDS]"
+        + "[--max-time SECONDS] [--rules FILE]"
     /// The hop limit of `-L`: URLSession's default (curl's is 50).
     static let maxRedirects = 16
 
@@ -61,6 +61,7 @@ struct FetchCommand: Subcommand {
                                "The requested URL returned error: CODE" and exit 22.
           --max-time SECONDS   The longest the whole operation may take (resolution, connection,
                                transfer), fractions allowed; then exit 28.
+        \(RulesOption.helpLines)
           -h, --help           Show this help.
 
         OUTPUT:
@@ -74,7 +75,7 @@ struct FetchCommand: Subcommand {
         \(ExitStatus.transferFailed.helpLine(meaning: "any other failure (e.g. the connection broke, the output cannot be written)"))
         \(ExitStatus.usage.helpLine(meaning: "usage error: bad option or value, bad URL, unsupported scheme, invalid host name"))
         \([ExitStatus.couldNotResolve, .couldNotConnect, .httpError, .timedOut, .tlsHandshakeFailed, .tooManyRedirects,
-           .certificateUntrusted, .caFileProblem].map(\.helpLine).joined(separator: "\n"))
+           .blocked, .certificateUntrusted, .caFileProblem].map(\.helpLine).joined(separator: "\n"))
         """
     }
 
@@ -90,6 +91,8 @@ struct FetchCommand: Subcommand {
     let followRedirects: Bool
     /// `--max-time`, seconds.
     let maxTime: Double?
+    /// `--rules`.
+    let rules: Rules
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         // Options with values first, so a value such as `-d -i` is not taken for a flag.
@@ -105,6 +108,7 @@ struct FetchCommand: Subcommand {
             }
             return seconds
         }.last
+        rules = try RulesOption.parse(&parser)
         let parts = try FetchRequest.Parts(parsing: &parser)
         var output = FetchTransfer.Options()
         output.includeHeaders = try parser.flag(anyOf: "-i", "--include")
@@ -147,7 +151,7 @@ struct FetchCommand: Subcommand {
         // and twice as fast as the inner URLSession.
         let configuration = URLSessionConfiguration.pinned(resolver: resolver, family: options.family,
                                                            extraCAFile: caFile, redirects: redirects,
-                                                           plainHTTP: .libcurl, base: base)
+                                                           plainHTTP: .libcurl, rules: rules, base: base)
         let transfer = FetchTransfer(options: output)
         let session = URLSession(configuration: configuration, delegate: transfer, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPinURL
 
 /// How a `hostpin fetch` transfer's end becomes an exit status (curl's numbers, DESIGN.md contracts)
 /// and the one sentence printed to standard error.
@@ -28,6 +29,9 @@ enum FetchFailure {
     /// target after `-L`), else the command line's.
     static func report(_ error: URLError, responded: Bool, url: URL) -> (ExitStatus, String) {
         let failing = (error.userInfo[NSURLErrorFailingURLErrorKey] as? URL) ?? url
+        if let rule = error.userInfo[PinnedURLProtocol.ruleUserInfoKey] as? String {
+            return (.blocked, "\(failing.absoluteString) is blocked by \(rule)")
+        }
         let host = failing.host ?? ""
         let authority = failing.port.map { "\(host):\($0)" } ?? host
         var detail = Self.detail(of: error)

@@ -253,7 +253,7 @@ struct LookupCommand: Subcommand {
             case .notFound: 1
             case .usage: 2
             case .upstreamFailure, .hijacked, .inconclusive, .couldNotResolve, .couldNotConnect, .httpError, .timedOut,
-                 .tlsHandshakeFailed, .tooManyRedirects, .certificateUntrusted, .caFileProblem: 3
+                 .tlsHandshakeFailed, .tooManyRedirects, .blocked, .certificateUntrusted, .caFileProblem: 3
             }
         }
         return rank(b) > rank(a) ? b : a

@@ -75,6 +75,13 @@ final class PinnedLoad: TransferSink {
         if stopped { work.cancel() }
     }
 
+    /// At most this many transparent redirects by rules for one hop; then `.httpTooManyRedirects`. (Loops
+    /// between rules are refused when the rules load; this bounds whatever the check cannot see.)
+    static let maxRuleRedirects = 16
+
+    /// Decides `hop` by the rules (following transparent redirects, each target decided again), then
+    /// acts: fail a blocked request, answer locally, pass it to the system's resolution, or resolve its
+    /// host (or take a pin rule's addresses) and send it with the header rules' edits.
     private func resolveAndSend(_ hop: URLRequest, body: RequestBody) async {
         let url = hop.url
         guard let settings else {
@@ -82,24 +89,110 @@ final class PinnedLoad: TransferSink {
                           description: "HostPin has no resolver: call PinnedURLProtocol.install(resolver:) first"))
             return
         }
-        guard let pinned = PinnedRequest(hop, body: body) else {
+        var sent = hop
+        var decision = Self.decide(sent, by: settings.rules)
+        var rewrites = 0
+        while case .redirect(let redirect) = decision, redirect.isTransparent {
+            rewrites += 1
+            guard rewrites <= Self.maxRuleRedirects else {
+                fail(URLError(.httpTooManyRedirects, url: url,
+                              description: "the rules redirected \(url?.absoluteString ?? "the request") more than "
+                                  + "\(Self.maxRuleRedirects) times (last by \(redirect.rule))"))
+                return
+            }
+            sent.url = redirect.target
+            sent.setValue(nil, forHTTPHeaderField: "Host")
+            credentials.apply(to: &sent, cookieStorage: settings.cookieStorage)
+            decision = Self.decide(sent, by: settings.rules)
+        }
+        var edited = sent
+        if case .send(_, let edits) = decision { edited.apply(edits) }
+        guard let url, let pinned = PinnedRequest(edited, body: body, unedited: sent, presentedURL: url) else {
             fail(URLError(.badURL, url: url, description: "the URL has no host"))
             return
         }
-        let resolution: Resolution
-        do throws(ResolutionError) {
-            resolution = try await settings.resolver.resolve(pinned.host, family: settings.family)
-        } catch {
-            fail(URLError(error, url: url))
+        let addresses: [IPAddress]
+        switch decision {
+        case .block(let rule):
+            fail(URLError.blocked(by: rule, url: pinned.url))
             return
+        case .respond(let response):
+            answer(status: response.status, headers: response.headers, body: response.body, to: pinned)
+            return
+        case .redirect(let redirect):
+            answer(status: redirect.status ?? 302, headers: [("Location", redirect.target.absoluteString), ("Content-Length", "0")],
+                   body: Data(), to: pinned)
+            return
+        case .pass(.rule):
+            sendResolvedBySystem(pinned)
+            return
+        case .send(.pinned(let pinnedAddresses, _), _):
+            addresses = pinnedAddresses
+        case .send(.resolve, _), .pass(.addressLiteral), .pass(.localhost):
+            do throws(ResolutionError) {
+                addresses = try await settings.resolver.resolve(pinned.host, family: settings.family).ipAddresses
+            } catch {
+                fail(URLError(error, url: pinned.url))
+                return
+            }
         }
         state.withLock { state in
             state.hop = pinned
-            state.remaining = resolution.ipAddresses
+            state.remaining = addresses
             state.responded = false
             state.following = nil
         }
         sendToNextAddress()
+    }
+
+    /// What `rules` say about `request`; without rules (the common case) the request is sent unedited,
+    /// without building the policy's view of it.
+    private static func decide(_ request: URLRequest, by rules: Rules) -> PolicyDecision {
+        guard !rules.isEmpty, let policy = PolicyRequest(request) else { return .send(.resolve, headerEdits: []) }
+        return rules.decide(policy)
+    }
+
+    /// Hands `hop` a response made here (a `respond` rule's, or a `redirect` rule's 3xx) through the same
+    /// path as a transfer's: the redirect policy, cookies and the original URL all apply.
+    private func answer(status: Int, headers: [(name: String, value: String)], body: Data, to hop: PinnedRequest) {
+        var fields: [String: String] = [:]
+        for (name, value) in headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
+        guard let response = HTTPURLResponse(url: hop.url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
+        else {
+            fail(URLError(.badServerResponse, url: hop.url, description: "a rule's response could not be built"))
+            return
+        }
+        state.withLock { state in
+            state.hop = hop
+            state.remaining = []
+            state.responded = false
+            state.following = nil
+            state.waitForClient = false
+        }
+        received(response)
+        if !body.isEmpty { received(body) }
+        finished(with: nil)
+    }
+
+    /// Sends `hop`, whose host a `pass` rule names, with libcurl resolving the name through the system as
+    /// if HostPin were absent. Only redirect hops and transparent targets get here: ``PinnedURLProtocol``
+    /// declines a first request a `pass` rule decides, but cannot hand a later hop back to URLSession.
+    private func sendResolvedBySystem(_ hop: PinnedRequest) {
+        guard let settings else { return }
+        let transport = CurlTransport.shared(settings.tls)
+        state.withLock { state in
+            state.hop = hop
+            state.remaining = []
+            state.responded = false
+            state.following = nil
+            state.waitForClient = transport.waitsForClient
+        }
+        let transfer = transport.startResolvingBySystem(hop, sink: self)
+        let stopped = state.withLock { state in
+            state.transfer = transfer
+            return state.stopped
+        }
+        if stopped { transfer.cancel() }
     }
 
     /// Starts this hop's transfer to its next untried address; false when none is left.
@@ -145,7 +238,7 @@ final class PinnedLoad: TransferSink {
         case .follow: decide = nil
         case .decide(let policy): decide = policy
         }
-        guard var next = try Redirect.next(after: response, to: hop.original) else { return nil }
+        guard var next = try Redirect.next(after: response, to: hop.unedited) else { return nil }
         credentials.apply(to: &next, cookieStorage: settings.cookieStorage)
         guard let decide else { return next }
         return decide(response, next)
@@ -191,7 +284,7 @@ final class PinnedLoad: TransferSink {
             }
             // URLSession's rules changed the method to GET: the body stays behind. Otherwise it goes again,
             // which a stream (read once) cannot.
-            let body = next.httpMethod == hop.original.httpMethod ? hop.body : .none
+            let body = next.httpMethod == hop.unedited.httpMethod ? hop.body : .none
             guard body.isReplayable else {
                 state.withLock { $0.transfer }?.cancel()
                 fail(URLError(.requestBodyStreamExhausted, url: hop.url,

@@ -15,20 +15,32 @@ import HostPin
 /// For libcurl (HTTPS, IPv6, and plain HTTP when asked): the URL unchanged plus a `CURLOPT_CONNECT_TO`
 /// entry.
 struct PinnedRequest: Sendable {
-    /// The request as the application made it.
+    /// The request to send to the name: the application's (or a redirect hop's), with the rules' header
+    /// edits applied.
     let original: URLRequest
+    /// The same request before the rules' header edits: the next redirect hop is built from it, so an
+    /// edit made for this host never reaches another.
+    let unedited: URLRequest
     let url: URL
+    /// The URL the application sees in the response: `url`, or the URL it asked for when a rule
+    /// redirected the request transparently.
+    let presentedURL: URL
     let host: String
     /// The port the URL names or its scheme's default.
     let port: Int
     /// The body to send, wherever Foundation kept it.
     let body: RequestBody
 
+    /// - Parameters:
+    ///   - unedited: `original` before the rules' header edits; `original` itself by default.
+    ///   - presentedURL: The URL the response carries; `original`'s by default.
     /// - Returns: `nil` when `original` has no URL with a host.
-    init?(_ original: URLRequest, body: RequestBody = .none) {
+    init?(_ original: URLRequest, body: RequestBody = .none, unedited: URLRequest? = nil, presentedURL: URL? = nil) {
         guard let url = original.url, let host = url.host, !host.isEmpty else { return nil }
         self.original = original
+        self.unedited = unedited ?? original
         self.url = url
+        self.presentedURL = presentedURL ?? url
         self.host = host
         self.port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         self.body = body
@@ -80,13 +92,19 @@ struct PinnedRequest: Sendable {
         return "\(bracketed):\(port)"
     }
 
-    /// `response` as the application must see it: the original URL, never the pinned address.
+    /// `response` as the application must see it: the original URL, never the pinned address. When a
+    /// rule redirected the request transparently, a relative `Location` is made absolute against the URL
+    /// actually fetched, which the application does not see.
     func presenting(_ response: HTTPURLResponse) -> HTTPURLResponse {
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
-        return HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1",
+        if presentedURL != url, let name = headers.keys.first(where: { $0.lowercased() == "location" }),
+           let location = headers[name], let absolute = URL(string: location, relativeTo: url)?.absoluteURL {
+            headers[name] = absolute.absoluteString
+        }
+        return HTTPURLResponse(url: presentedURL, statusCode: response.statusCode, httpVersion: "HTTP/1.1",
                                headerFields: headers) ?? response
     }
 }

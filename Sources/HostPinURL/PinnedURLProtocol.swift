@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -17,13 +17,21 @@ import Synchronization
 ///   and certificate verification use it (verification is never turned off), and a kept-alive
 ///   connection is reused only when it goes to the address pinned for this request.
 ///
+/// Before any of that, the installed ``Rules`` decide each request (and each redirect hop, and each
+/// transparent redirect's target): a `block` rule fails it with `.resourceUnavailable` naming the rule
+/// (``ruleUserInfoKey``); `respond` answers it locally; `redirect` fetches another URL transparently
+/// (the response keeps the URL asked for) or answers with a 3xx that the redirect policy follows; `pin`
+/// sends it to fixed addresses without DNS; `header` rules edit its header fields; and a `pass` rule
+/// leaves it to URLSession's own HTTP (``canInit(with:)`` declines it; a redirect hop to such a host is
+/// sent by libcurl resolving the name through the system, since a protocol cannot hand a hop back).
+///
 /// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own; the request's
 /// own `Authorization` and `Cookie` go to its origin only, as in curl); `Set-Cookie` is filed under each
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -40,7 +48,12 @@ public final class PinnedURLProtocol: URLProtocol {
         let redirects: RedirectPolicy
         let cookieStorage: HTTPCookieStorage?
         let plainHTTP: PlainHTTPTransport
+        let rules: Rules
     }
+
+    /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
+    /// (`rules[0] (block host ads.example.test)`, a `String`).
+    public static let ruleUserInfoKey = "HostPinRule"
 
     /// What carries plain-HTTP requests to IPv4 addresses.
     public enum PlainHTTPTransport: Sendable {
@@ -66,28 +79,38 @@ public final class PinnedURLProtocol: URLProtocol {
     ///     where a followed redirect's cookies come from; `.shared` by default, `nil` for none.
     ///     (URLSession adds the first request's `Cookie` header itself, from its own configuration.)
     ///   - plainHTTP: What carries plain HTTP to IPv4 addresses; an inner URLSession by default.
+    ///   - rules: The interception rules every request is decided by first (README.md, "Rules"), each
+    ///     redirect hop and transparent target again; none by default. Load a file with
+    ///     `try Rules(contentsOf:)`.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
-                               cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession) {
+                               cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
+                               rules: Rules = Rules()) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage, plainHTTP: plainHTTP)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules)
         }
     }
 
-    /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal.
+    /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal,
+    /// unless a `pass` rule decides it.
     ///
     /// Names (not `localhost`, RFC 6761 §6.3) are resolved and pinned. IP literals and `localhost` need no
     /// resolution, but `https` ones still go through libcurl so the extra CA file applies, and IPv6
     /// literals over `http` too (FoundationNetworking cannot fetch them). Plain `http` to an IPv4 literal
     /// or `localhost` passes to URLSession untouched — which is also what keeps the interceptor from
-    /// taking its own inner requests, all of which name an IPv4 address.
+    /// taking its own inner requests, all of which name an IPv4 address. A request a `pass` rule decides
+    /// goes to URLSession's own HTTP, which resolves the name as if HostPin were absent.
     public override class func canInit(with request: URLRequest) -> Bool {
-        guard let url = request.url, let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
+              scheme == "http" || scheme == "https"
         else { return false }
+        if let rules = settings.withLock({ $0?.rules }), !rules.isEmpty, let policy = PolicyRequest(request),
+           case .pass(.rule) = rules.decide(policy) {
+            return false
+        }
         if scheme == "https" { return true }
-        guard scheme == "http" else { return false }
         guard let name = try? HostName.parse(host) else { return true }  // fails in startLoading, with the reason
         if let literal = name.literalAddress { return literal.family == .v6 }
         return !name.isLocalhost

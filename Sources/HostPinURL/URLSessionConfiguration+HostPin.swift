@@ -5,7 +5,7 @@ import FoundationNetworking
 import HostPin
 
 extension URLSessionConfiguration {
-    /// A configuration whose HTTP and HTTPS requests go to the addresses `resolver` pins.
+    /// A configuration whose HTTP and HTTPS requests go to the addresses `resolver` pins, after `rules`.
     ///
     /// Installs `resolver` process-wide for ``PinnedURLProtocol`` (Foundation creates protocol instances
     /// itself), with `base`'s cookie storage as the one redirect hops use, and puts ``PinnedURLProtocol``
@@ -22,14 +22,17 @@ extension URLSessionConfiguration {
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's.
     ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
     ///   - plainHTTP: What carries plain HTTP to IPv4 addresses; an inner URLSession by default.
+    ///   - rules: Interception rules deciding each request first (README.md, "Rules"); none by default.
+    ///     From a file: `rules: try Rules(contentsOf: URL(fileURLWithPath: "rules.json"))`.
     ///   - base: The configuration to start from; `.default` by default.
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               redirects: RedirectPolicy = .default,
                               plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
+                              rules: Rules = Rules(),
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
         PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects,
                                   cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil,
-                                  plainHTTP: plainHTTP)
+                                  plainHTTP: plainHTTP, rules: rules)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

@@ -414,6 +414,135 @@ import Testing
         #expect(within.standardOutput == "chain-end origin=www host=www.example.test:\(lab.httpPort) method=GET\n")
     }
 
+    // MARK: Rules (--rules)
+
+    /// A 2×2 RGB PNG.
+    static let logo = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4z8DA8B+MgBgAHfAD/dPQfSYAAAAASUVORK5CYII=")!
+
+    /// Runs `fetch arguments… --rules FILE` with `rules` (`PORT` standing for the lab's HTTP port) and
+    /// `files` written to a scratch folder; `body` gets the result and the folder.
+    private func fetch(rules: String, files: [String: Data] = [:], _ arguments: String...,
+                       check body: (ProcessRunner.Result, String) async throws -> Void) async throws {
+        try await Scratch.with { folder in
+            for (name, data) in files { try data.write(to: URL(fileURLWithPath: folder + "/" + name)) }
+            let json = "{\"rules\": [\(rules.replacingOccurrences(of: "PORT", with: "\(lab.httpPort)"))]}"
+            try Data(json.utf8).write(to: URL(fileURLWithPath: folder + "/rules.json"))
+            let result = try await HostPinBinary.run(["fetch", "--rules", folder + "/rules.json"] + arguments
+                                                     + ["--server", "\(lab.trustedDNS)", "--timeout", "2"])
+            try await body(result, folder)
+        }
+    }
+
+    @Test func rulesAnswerTheLogoFromALocalPNG() async throws {
+        try await Scratch.with { out in
+            try await fetch(rules: "{\"action\": \"respond\", \"url\": \"\(http)/logo.png\", \"file\": \"logo.png\"}",
+                            files: ["logo.png": Self.logo], "-o", out + "/logo.png", "\(http)/logo.png") { result, _ in
+                #expect(result.status == 0)
+                #expect(result.standardError == "")
+                let written = try Data(contentsOf: URL(fileURLWithPath: out + "/logo.png"))
+                #expect(written == Self.logo)
+            }
+        }
+        try await fetch(rules: "{\"action\": \"respond\", \"url\": \"\(http)/logo.png\", \"file\": \"logo.png\"}",
+                        files: ["logo.png": Self.logo], "-i", "-X", "HEAD", "\(http)/logo.png") { result, _ in
+            let (head, body) = try Self.split(result.standardOutput)
+            #expect(head == ["HTTP/1.1 200 OK", "Content-Length: \(Self.logo.count)", "Content-Type: image/png"])
+            #expect(body == "")
+        }
+    }
+
+    @Test func rulesRedirectTheStylesheetTransparentlyToAnotherOrigin() async throws {
+        try await fetch(rules: "{\"action\": \"redirect\", \"url\": \"\(http)/style.css\", \"to\": \"http://cdn.example.test:PORT/whoami\"}",
+                        "\(http)/style.css") { result, _ in
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=cdn host=cdn.example.test:\(lab.httpPort)\n")
+        }
+    }
+
+    @Test func rulesRedirectWithAStatusIsFollowedWithLocationOnly() async throws {
+        let rule = "{\"action\": \"redirect\", \"url\": \"\(http)/style.css\", \"to\": \"http://cdn.example.test:PORT/whoami\", \"status\": 302}"
+        try await fetch(rules: rule, "-L", "\(http)/style.css") { result, _ in
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=cdn host=cdn.example.test:\(lab.httpPort)\n")
+        }
+        try await fetch(rules: rule, "-i", "\(http)/style.css") { result, _ in
+            #expect(result.status == 0)
+            let (head, body) = try Self.split(result.standardOutput)
+            #expect(head == ["HTTP/1.1 302 Found", "Content-Length: 0", "Location: http://cdn.example.test:\(lab.httpPort)/whoami"])
+            #expect(body == "")
+        }
+    }
+
+    /// curl has no code for a refusal by policy: 56, as curl exits when a proxy refuses its CONNECT.
+    @Test func blockedHostExitsFiftySixNamingTheRule() async throws {
+        try await fetch(rules: "{\"action\": \"block\", \"host\": \"ads.example.test\"}",
+                        "https://ads.example.test:\(lab.httpsPort)/banner.js") { result, _ in
+            #expect(result.status == 56)
+            #expect(result.standardOutput == "")
+            #expect(result.standardError
+                == "hostpin: https://ads.example.test:\(lab.httpsPort)/banner.js is blocked by rules[0] (block host ads.example.test)\n")
+        }
+    }
+
+    @Test func headerRuleReachesTheOrigin() async throws {
+        try await fetch(rules: "{\"action\": \"header\", \"host\": \"*.example.test\", \"set\": {\"X-Client\": \"hostpin\"}}",
+                        "\(http)/headers") { result, _ in
+            #expect(result.status == 0)
+            #expect(result.standardOutput.split(separator: "\n").contains("X-Client: hostpin"))
+        }
+    }
+
+    /// nx.example.test is NXDOMAIN upstream (exit 6 without the rule); pinned, it reaches www.
+    @Test func pinnedNameTheUpstreamsDoNotKnowReachesItsAddress() async throws {
+        let url = "http://nx.example.test:\(lab.httpPort)/whoami"
+        #expect(try await fetch(url).status == 6)
+        try await fetch(rules: "{\"action\": \"pin\", \"host\": \"nx.example.test\", \"addresses\": [\"127.0.0.10\"]}", url) { result, _ in
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=www host=nx.example.test:\(lab.httpPort)\n")
+        }
+    }
+
+    @Test func firstMatchingRuleWinsInFileOrder() async throws {
+        let rules = """
+            {"action": "respond", "url": "\(http)/logo.png", "body": "local"},
+            {"action": "block", "host": "www.example.test", "path": "/*.png"}
+            """
+        try await fetch(rules: rules, "\(http)/logo.png") { result, _ in
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "local")
+        }
+        try await fetch(rules: rules, "\(http)/other.png") { result, _ in
+            #expect(result.status == 56)
+            #expect(result.standardError.hasSuffix("is blocked by rules[1] (block host www.example.test path /*.png)\n"))
+        }
+        try await fetch(rules: rules, "\(http)/whoami") { result, _ in
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+        }
+    }
+
+    @Test func badRulesFileExitsTwoListingEveryProblem() async throws {
+        let rules = """
+            {"action": "blok", "host": "ads.example.test"},
+            {"action": "redirect", "url": "http://a.example.test/", "to": "gopher://a.example.test/"},
+            {"action": "pin", "host": "api.example.test", "addresses": ["api"]}
+            """
+        try await fetch(rules: rules, "\(http)/whoami") { result, folder in
+            #expect(result.status == 2)
+            #expect(result.standardOutput == "")
+            #expect(result.standardError == "hostpin: error: invalid value for '--rules': \(folder)/rules.json has 3 errors: "
+                + "rules[0].action: unknown action 'blok' (the actions are block, respond, redirect, pin, header and pass); "
+                + "rules[1].to: 'gopher://a.example.test/' is not an http or https URL: a redirect must go to one; "
+                + "rules[2].addresses[0]: 'api' is not an IPv4 or IPv6 address.\nSee 'hostpin fetch --help'.\n")
+        }
+    }
+
+    @Test func missingRulesFileExitsTwo() async throws {
+        let result = try await fetch("--rules", "/nonexistent/rules.json", "\(http)/whoami")
+        #expect(result.status == 2)
+        #expect(result.standardError == "hostpin: error: cannot read '/nonexistent/rules.json' for '--rules': it does not exist.\n"
+            + "See 'hostpin fetch --help'.\n")
+    }
+
     // MARK: Usage
 
     @Test(arguments: [
@@ -453,7 +582,7 @@ import Testing
         #expect(help.contains("USAGE: hostpin fetch URL "))
         for option in ["--server IP:PORT", "--family 4|6|any", "--timeout SECONDS", "--ca-file FILE", "-i, --include",
                        "-o, --output FILE", "-X, --request METHOD", "-d, --data DATA", "--data-binary DATA",
-                       "-H, --header 'Name: value'", "-L, --location", "-f, --fail", "--max-time SECONDS"] {
+                       "-H, --header 'Name: value'", "-L, --location", "-f, --fail", "--max-time SECONDS", "--rules FILE"] {
             #expect(help.contains(option), "help lacks \(option)")
         }
         #expect(help.contains("URLSession's method rules"))
@@ -461,7 +590,7 @@ import Testing
         #expect(help.contains("307 and 308 keep the method and the body"))
         #expect(help.contains("curl's -X sticks to every hop"))
         #expect(help.contains("Authorization and Cookie from -H go only to hops"))
-        for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 60  ", " 77  "] {
+        for code in ["  0  ", "  1  ", "  2  ", "  6  ", "  7  ", " 22  ", " 28  ", " 35  ", " 47  ", " 56  ", " 60  ", " 77  "] {
             #expect(help.contains("\n" + code), "help lacks exit code \(code)")
         }
         #expect(try await HostPinBinary.run(["help", "fetch"]).standardOutput == help)

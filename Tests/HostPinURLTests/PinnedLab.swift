@@ -39,11 +39,11 @@ enum PinnedLab {
 
     /// A session whose http(s) requests are pinned through ``resolver``, trusting the lab CA.
     static func session(delegate: (any URLSessionDelegate)? = nil, redirects: RedirectPolicy = .default,
-                        plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
+                        plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession, rules: Rules = Rules(),
                         base: URLSessionConfiguration = .ephemeral) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
         return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, redirects: redirects,
-                                                 plainHTTP: plainHTTP, base: base),
+                                                 plainHTTP: plainHTTP, rules: rules, base: base),
                           delegate: delegate, delegateQueue: nil)
     }
 

@@ -61,7 +61,8 @@ final class CurlEasy {
             connectToList = curl_slist_append(nil, connectTo)
             set(hostpin_curl_setopt_pointer(raw, CURLOPT_CONNECT_TO, connectToList))
         }
-        // Never ask the system resolver or an environment proxy about the name.
+        // Never an environment proxy. (Without a connect-to entry — a host a `pass` rule leaves to the
+        // system — curl resolves the name itself, through the system.)
         set(hostpin_curl_setopt_string(raw, CURLOPT_NOPROXY, "*"))
         set(hostpin_curl_setopt_string(raw, CURLOPT_PROTOCOLS_STR, "http,https"))
         set(hostpin_curl_setopt_long(raw, CURLOPT_FOLLOWLOCATION, 0))

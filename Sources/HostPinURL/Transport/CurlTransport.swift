@@ -49,6 +49,14 @@ final class CurlTransport: Transport {
         return Handle(id: id, multi: multi)
     }
 
+    /// Starts sending `request` with curl resolving its name through the system (no `CURLOPT_CONNECT_TO`):
+    /// for hosts a `pass` rule leaves to the system. A kept-alive connection made this way is never
+    /// reused for a pinned request, whose connect-to entry it lacks.
+    func startResolvingBySystem(_ request: PinnedRequest, sink: any TransferSink) -> any TransferHandle {
+        let job = CurlJob(request: request.original, body: request.body, connectTo: nil, tls: tls, sink: sink)
+        return Handle(id: multi.submit(job), multi: multi)
+    }
+
     private struct Handle: TransferHandle {
         let id: Int
         let multi: CurlMulti
