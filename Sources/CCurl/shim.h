@@ -1,6 +1,8 @@
 #ifndef HOSTPIN_CCURL_SHIM_H
 #define HOSTPIN_CCURL_SHIM_H
 #include <curl/curl.h>
+/* The DoT transport's thread is woken by an eventfd; Swift's Glibc module does not export it. */
+#include <sys/eventfd.h>
 
 /*
  * curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed wrapper
@@ -26,6 +28,9 @@ static inline CURLcode hostpin_curl_getinfo_long(CURL *easy, CURLINFO info, long
     return curl_easy_getinfo(easy, info, value);
 }
 static inline CURLcode hostpin_curl_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+static inline CURLcode hostpin_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(easy, info, value);
 }
 
