@@ -6,8 +6,11 @@ extension EncryptedTransportFailure {
     ///
     /// libcurl reports an untrusted chain and a certificate for another name with the same code,
     /// `CURLE_PEER_FAILED_VERIFICATION`; the X.509 verification result (`CURLINFO_SSL_VERIFYRESULT`)
-    /// tells them apart: OpenSSL's chain check failed when it is not `X509_V_OK` (0); the chain passed
-    /// and curl's own host name check failed when it is.
+    /// tells them apart. A chain OpenSSL refuses stops the handshake, and curl records OpenSSL's code
+    /// (an `X509_V_ERR_…` of 2 or more: 20 for an unknown issuer, 10 for an expired certificate). The
+    /// name is checked by curl after a handshake that passed, before it records the chain's result, so
+    /// a name mismatch leaves 0 (`X509_V_OK`) or curl's placeholder 1 (`!X509_V_OK`; measured with
+    /// curl 7.88 and OpenSSL 3.0).
     init(curl code: CURLcode, handle: UnsafeMutableRawPointer, message: String) {
         let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
         switch code {
@@ -16,7 +19,7 @@ extension EncryptedTransportFailure {
         case CURLE_PEER_FAILED_VERIFICATION:
             var verifyResult = 0
             hostpin_curl_getinfo_long(handle, CURLINFO_SSL_VERIFYRESULT, &verifyResult)
-            self = verifyResult == 0 ? .certificateNameMismatch(text) : .untrustedCertificate(text)
+            self = verifyResult <= 1 ? .certificateNameMismatch(text) : .untrustedCertificate(text)
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH: self = .pinMismatch
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE,
              CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_USE_SSL_FAILED:

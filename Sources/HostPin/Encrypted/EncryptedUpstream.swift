@@ -112,7 +112,7 @@ public struct EncryptedUpstream: Sendable, Hashable, CustomStringConvertible, Lo
             }
         } else if let colon = authority.lastIndex(of: ":") {
             // An IPv6 literal without brackets is ambiguous with a port (RFC 3986 §3.2.2).
-            guard !authority[..<colon].contains(":") else { throw .badName(text, .badAddressLiteral) }
+            guard !authority[..<colon].contains(":") else { throw .unbracketedIPv6(text) }
             hostPart = authority[..<colon]
             portPart = authority[authority.index(after: colon)...]
         }

@@ -7,6 +7,8 @@ public enum EncryptedUpstreamError: Error, Sendable, Hashable, CustomStringConve
     case unsupportedScheme(String)
     /// NAME is neither a host name nor an IP literal.
     case badName(String, HostNameProblem)
+    /// An IPv6 address without brackets, which cannot be told from a port (RFC 3986 §3.2.2).
+    case unbracketedIPv6(String)
     /// The port is not a number from 1 to 65535.
     case badPort(String)
     /// `user@` before NAME: a DNS upstream has no user.
@@ -35,11 +37,12 @@ public enum EncryptedUpstreamError: Error, Sendable, Hashable, CustomStringConve
         case .unsupportedScheme(let text):
             "'\(text)' has an unsupported scheme: use https:// for DNS over HTTPS or tls:// for DNS over TLS"
         case .badName(let text, let problem): "'\(text)' does not name a valid server: \(problem)"
+        case .unbracketedIPv6(let text): "'\(text)' has an IPv6 address without brackets: write it as [ADDRESS]"
         case .badPort(let text): "'\(text)' has no valid port (1-65535)"
         case .userInfo(let text): "'\(text)' has a user name before the server's name, which a DNS upstream cannot use"
         case .missingPath(let text): "'\(text)' has no path: a DNS over HTTPS upstream needs one, such as /dns-query"
         case .badPath(let text, let character):
-            "'\(text)' has \(character.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined()) in its path; the path may hold no query, fragment, space or control character"
+            "'\(text)' has \(Self.shown(character)) in its path, which may hold no query, fragment, space or control character"
         case .unexpectedPath(let text): "'\(text)' has a path, but a DNS over TLS upstream is only tls://NAME[:PORT]"
         case .missingBootstrap(let text):
             "'\(text)' names its server by host name, and no --bootstrap NAME=IP says where that server is"
@@ -49,5 +52,16 @@ public enum EncryptedUpstreamError: Error, Sendable, Hashable, CustomStringConve
         case .badPin(let text):
             "'\(text)' is not a public key pin: expected sha256// followed by the base64 of a 32-octet SHA-256 digest"
         }
+    }
+
+    /// `'?'`, or `U+0020` for a space or control character, which would not show.
+    private static func shown(_ character: Character) -> String {
+        guard character.isWhitespace || character.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            return "'\(character)'"
+        }
+        return character.unicodeScalars.map { scalar in
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        }.joined(separator: " ")
     }
 }
