@@ -127,6 +127,16 @@ import Testing
         #expect(server.queries == 2)
     }
 
+    @Test func connectionThatFellSilentIsDroppedWhenAQueryTimesOut() async throws {
+        let (server, pki) = try await start("silent")
+        let transport = try server.upstream(pki: pki).makeTransport()
+        #expect(failure(of: await transport.exchange(www, timeout: .seconds(1))) == .timeout)
+        // Nothing came back on that connection since the query went out: the next query opens another.
+        #expect(failure(of: await transport.exchange(www, timeout: .seconds(1))) == .timeout)
+        #expect(transport.handshakes == 2)
+        #expect(server.handshakes == 2)
+    }
+
     @Test func nothingListeningIsAConnectFailure() async throws {
         let (server, pki) = try await start("relay")
         let upstream = try server.upstream(pki: pki)
