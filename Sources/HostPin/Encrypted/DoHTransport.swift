@@ -26,8 +26,10 @@ public final class DoHTransport: EncryptedTransport {
         let address = Int(bitPattern: multi)
         // The book calls wake only until the loop closes it, and the loop frees the multi handle after.
         book = ExchangeBook(wake: { curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: address)) })
-        let loop = DoHLoop(multiAddress: address, book: book, counter: counter, upstream: upstream, path: path)
-        let thread = Thread { loop.run() }
+        let (book, counter) = (book, counter)
+        let thread = Thread {
+            DoHLoop(multiAddress: address, book: book, counter: counter, upstream: upstream, path: path).run()
+        }
         thread.name = "hostpin-doh \(upstream)"
         thread.start()
     }
@@ -50,10 +52,8 @@ struct DoHJob: Sendable {
     let timeout: Duration
 }
 
-/// The DoH thread's state: the multi handle and the exchanges on it. Only that thread touches it.
-final class DoHLoop: @unchecked Sendable {
-    // @unchecked: handed to the thread once at start and used only there afterwards; the other fields
-    // are Sendable themselves.
+/// The DoH thread's state: the multi handle and the exchanges on it. Made and used on that thread only.
+final class DoHLoop {
     private let multiAddress: Int
     private let book: ExchangeBook<DoHJob>
     private let counter: HandshakeCounter

@@ -2,11 +2,8 @@ import CCurl
 import Foundation
 
 /// The DoT thread's state: queries waiting for a connection, the connection (being set up by libcurl,
-/// or open), every exchange's deadline. Only that thread touches it.
-final class DoTLoop: @unchecked Sendable {
-    // @unchecked: handed to the thread once at start and used only there afterwards; `book`, `counter`
-    // and `upstream` are Sendable themselves.
-
+/// or open), every exchange's deadline. Made and used on that thread only.
+final class DoTLoop {
     /// Where the connection is in its life.
     private enum Connection {
         /// None: the next query starts one.

@@ -37,9 +37,10 @@ public final class DoTTransport: EncryptedTransport {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
         })
-        let loop = DoTLoop(multiAddress: Int(bitPattern: multi), wakeFD: wakeFD, book: book, counter: counter,
-                           upstream: upstream)
-        let thread = Thread { loop.run() }
+        let (book, counter, multiAddress) = (book, counter, Int(bitPattern: multi))
+        let thread = Thread {
+            DoTLoop(multiAddress: multiAddress, wakeFD: wakeFD, book: book, counter: counter, upstream: upstream).run()
+        }
         thread.name = "hostpin-dot \(upstream)"
         thread.start()
     }
