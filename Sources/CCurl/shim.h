@@ -1,8 +1,6 @@
 #ifndef HOSTPIN_CCURL_SHIM_H
 #define HOSTPIN_CCURL_SHIM_H
 #include <curl/curl.h>
-/* The DoT transport's thread is woken by an eventfd; Swift's Glibc module does not export it. */
-#include <sys/eventfd.h>
 
 /*
  * curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed wrapper

@@ -15,7 +15,7 @@ final class DoTLoop {
     }
 
     private let multiAddress: Int
-    private let wakeFD: Int32
+    private let wakePipe: WakePipe
     private let book: ExchangeBook<DoTJob>
     private let counter: HandshakeCounter
     private let upstream: EncryptedUpstream
@@ -25,9 +25,9 @@ final class DoTLoop {
     /// The deadline of every exchange still waiting for its reply, queued or in flight.
     private var deadlines: [UInt64: ContinuousClock.Instant] = [:]
 
-    init(multiAddress: Int, wakeFD: Int32, book: ExchangeBook<DoTJob>, counter: HandshakeCounter, upstream: EncryptedUpstream) {
+    init(multiAddress: Int, wakePipe: WakePipe, book: ExchangeBook<DoTJob>, counter: HandshakeCounter, upstream: EncryptedUpstream) {
         self.multiAddress = multiAddress
-        self.wakeFD = wakeFD
+        self.wakePipe = wakePipe
         self.book = book
         self.counter = counter
         self.upstream = upstream
@@ -48,7 +48,7 @@ final class DoTLoop {
             step()
             wait()
         }
-        // Stopping: no wake-up can come after close(), so the eventfd and the multi handle may go.
+        // Stopping: no wake-up can come after close(), so the pipe and the multi handle may go.
         book.close()
         switch connection {
         case .idle: break
@@ -59,7 +59,7 @@ final class DoTLoop {
             _ = open.close(from: multi)
         }
         curl_multi_cleanup(multi)
-        close(wakeFD)
+        wakePipe.close()
     }
 
     /// Drops a cancelled exchange: from the queue, or from the connection (its ID stays reserved).
@@ -180,7 +180,7 @@ final class DoTLoop {
         waiting.removeAll()
     }
 
-    /// Sleeps until the socket (or libcurl, while connecting) has work, a caller writes the eventfd, or
+    /// Sleeps until the socket (or libcurl, while connecting) has work, a caller writes the wake pipe, or
     /// the nearest deadline.
     private func wait() {
         var timeout: Int32 = -1
@@ -193,19 +193,18 @@ final class DoTLoop {
         }
         switch connection {
         case .connecting:
-            var extra = curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+            var extra = curl_waitfd(fd: wakePipe.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)
             // curl_multi_poll takes no "forever": without a deadline, a long sleep that a wake-up ends.
             curl_multi_poll(multi, &extra, 1, timeout < 0 ? 60_000 : Int32(timeout), nil)
         case .idle:
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wakePipe.readFD, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 1, timeout)
         case .open(let open):
             let events = POLLIN | (open.wantsToWrite ? POLLOUT : 0)
-            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+            var fds = [pollfd(fd: wakePipe.readFD, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: open.socket, events: Int16(events), revents: 0)]
             _ = poll(&fds, 2, timeout)
         }
-        var counter: UInt64 = 0
-        _ = read(wakeFD, &counter, MemoryLayout<UInt64>.size)
+        wakePipe.drain()
     }
 }

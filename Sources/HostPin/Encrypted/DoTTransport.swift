@@ -8,8 +8,8 @@ import Foundation
 /// libcurl opens and verifies the connection (`CURLOPT_CONNECT_ONLY` on `https://NAME:PORT/`, with the
 /// same TLS checks as DoH: the certificate verified against NAME, the extra CA, the pins, the bootstrap
 /// addresses through `CURLOPT_RESOLVE`); the transport's own thread then reads and writes the TLS
-/// stream without blocking, sleeping in `poll(2)` on its socket and an eventfd that callers write to
-/// hand over queries and cancellations.
+/// stream without blocking, sleeping in `poll(2)` on its socket and a pipe that callers write to when
+/// they hand over queries and cancellations.
 ///
 /// A connection the server closes is replaced at the next query; queries in flight on it fail with
 /// `.connectionClosed`. When a query times out while the server stopped inside a reply, or sent
@@ -25,21 +25,16 @@ public final class DoTTransport: EncryptedTransport {
     init(upstream: EncryptedUpstream) {
         self.upstream = upstream
         CurlLibrary.initialiseOnce()
-        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wakeFD >= 0, let multi = curl_multi_init() else {
-            if wakeFD >= 0 { close(wakeFD) }
+        guard let wakePipe = WakePipe.make(), let multi = curl_multi_init() else {
             book = ExchangeBook(wake: {})
             book.close()  // out of descriptors or memory: every exchange fails with .transportClosed
             return
         }
-        // The book calls wake only until the loop closes it, and the loop closes the eventfd after.
-        book = ExchangeBook(wake: {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
-        })
+        // The book calls wake only until the loop closes it, and the loop closes the pipe after.
+        book = ExchangeBook(wake: { wakePipe.wake() })
         let (book, counter, multiAddress) = (book, counter, Int(bitPattern: multi))
         let thread = Thread {
-            DoTLoop(multiAddress: multiAddress, wakeFD: wakeFD, book: book, counter: counter, upstream: upstream).run()
+            DoTLoop(multiAddress: multiAddress, wakePipe: wakePipe, book: book, counter: counter, upstream: upstream).run()
         }
         thread.name = "hostpin-dot \(upstream)"
         thread.start()

@@ -29,7 +29,7 @@ final class ExchangeBook<Job: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Wakes the owner thread (an eventfd write, `curl_multi_wakeup`). Called under the lock, and only
+    /// Wakes the owner thread (a pipe write, `curl_multi_wakeup`). Called under the lock, and only
     /// before ``close()``, so it never touches what the thread frees afterwards.
     private let wake: @Sendable () -> Void
 
