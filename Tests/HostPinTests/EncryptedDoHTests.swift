@@ -33,6 +33,23 @@ import Testing
         expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
     }
 
+    @Test func serverOnIPv6IsReachedByNameAndByAddress() async throws {
+        let pki = try await EncryptedTestPKI.shared
+        let server = try await EncryptedFaultServer(.doh, mode: "relay", upstream: lab.trustedDNS, pki: pki, listen: .loopbackV6)
+        for upstream in [try server.upstream(bootstrap: [.loopbackV6], pki: pki), try server.upstream(name: "[::1]", pki: pki)] {
+            expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
+        }
+        #expect(server.handshakes == 2)
+    }
+
+    @Test func bootstrapAddressesAreTriedInOrder() async throws {
+        let (server, pki) = try await start("relay")
+        // Nothing listens on 127.0.0.2 at the server's port: refused at once, then the next address.
+        let upstream = try server.upstream(bootstrap: [IPAddress("127.0.0.2")!, .loopbackV4], pki: pki)
+        expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
+        #expect(server.handshakes == 1)
+    }
+
     @Test func hundredQueriesShareOneHandshake() async throws {
         let (server, pki) = try await start("relay")
         let transport = try server.upstream(pki: pki).makeTransport()

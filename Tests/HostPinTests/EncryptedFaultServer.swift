@@ -21,7 +21,9 @@ final class EncryptedFaultServer: Sendable {
     private let process: Mutex<Process?>
 
     /// Starts the server; returns once it reports `READY`, polling (never blocking a pool thread).
-    init(_ transportProtocol: TransportProtocol, mode: String, upstream: Upstream?, pki: EncryptedTestPKI) async throws {
+    init(_ transportProtocol: TransportProtocol, mode: String, upstream: Upstream?, pki: EncryptedTestPKI,
+         listen: IPAddress = .loopbackV4) async throws
+    {
         self.transportProtocol = transportProtocol
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-fault-doh-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -29,7 +31,7 @@ final class EncryptedFaultServer: Sendable {
         _ = FileManager.default.createFile(atPath: readyFile.path, contents: nil)
         let process = Process()
         process.executableURL = Lab.repositoryRoot.appendingPathComponent("scripts/fault-doh")
-        var arguments = ["--protocol", transportProtocol.rawValue, "--listen", "127.0.0.1:0", "--mode", mode,
+        var arguments = ["--protocol", transportProtocol.rawValue, "--listen", "\(listen.uriHost):0", "--mode", mode,
                          "--cert", pki.certificateFile, "--key", pki.keyFile,
                          "--log", directory.appendingPathComponent("events.log").path]
         if let upstream { arguments += ["--upstream", upstream.description] }
@@ -69,17 +71,17 @@ final class EncryptedFaultServer: Sendable {
     }
 
     /// An upstream naming this server: `https://NAME:PORT/dns-query` or `tls://NAME:PORT`, where NAME is
-    /// a host name bootstrapped to 127.0.0.1, or 127.0.0.1 itself; the test CA trusted unless `trustCA`
+    /// a host name bootstrapped to `bootstrap`, or an IP literal; the test CA trusted unless `trustCA`
     /// is false.
-    func upstream(name: String = "dns.example.test", pins: [String] = [], trustCA: Bool = true, pki: EncryptedTestPKI)
-        throws -> EncryptedUpstream
+    func upstream(name: String = "dns.example.test", bootstrap: [IPAddress] = [.loopbackV4], pins: [String] = [],
+                  trustCA: Bool = true, pki: EncryptedTestPKI) throws -> EncryptedUpstream
     {
         let text = switch transportProtocol {
         case .doh: "https://\(name):\(port)/dns-query"
         case .dot: "tls://\(name):\(port)"
         }
         var upstream = try EncryptedUpstream.parse(text)
-        if upstream.name.literalAddress == nil { upstream.bootstrap = [IPAddress.loopbackV4] }
+        if upstream.name.literalAddress == nil { upstream.bootstrap = bootstrap }
         upstream.pins = try pins.map { try PublicKeyPin.parse($0) }
         upstream.extraCAFile = trustCA ? pki.caFile : nil
         return upstream

@@ -1,7 +1,7 @@
 import Foundation
 import HostPinTestSupport
 
-/// A test CA and a server certificate for `dns.example.test` (and 127.0.0.1) signed by it, made once per
+/// A test CA and a server certificate for `dns.example.test` (and 127.0.0.1, ::1) signed by it, made once per
 /// test run with openssl in a temporary folder, plus the SHA-256 pins of the server's key and of
 /// another key (the CA's).
 struct EncryptedTestPKI: Sendable {
@@ -45,7 +45,7 @@ struct EncryptedTestPKI: Sendable {
             extendedKeyUsage = serverAuth
             subjectKeyIdentifier = hash
             authorityKeyIdentifier = keyid, issuer
-            subjectAltName = DNS:dns.example.test, IP:127.0.0.1
+            subjectAltName = DNS:dns.example.test, IP:127.0.0.1, IP:::1
             CNF
             openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.crt \
                 -days 2 -subj "/CN=HostPin encrypted-transport test CA" -config ext.cnf -extensions ca 2>/dev/null
