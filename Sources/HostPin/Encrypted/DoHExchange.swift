@@ -52,8 +52,7 @@ final class DoHExchange {
         curl.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         curl.set(CURLOPT_PIPEWAIT, 1)
         // The whole exchange, connecting included, within the caller's budget.
-        let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        curl.set(CURLOPT_TIMEOUT_MS, milliseconds)
+        curl.set(CURLOPT_TIMEOUT_MS, max(1, timeout.millisecondsRoundedUp))  // 0 would mean "no timeout"
         curl.set(CURLOPT_POSTFIELDSIZE, query.count)
         query.withUnsafeBytes { curl.set(CURLOPT_COPYPOSTFIELDS, pointer: $0.baseAddress) }
         // "Expect:" turns off curl's 100-continue round trip for larger HTTP/1.1 bodies.

@@ -25,8 +25,14 @@ final class DoHLoop {
             for (id, job) in work.submitted {
                 switch DoHExchange.make(id: id, query: job.query, timeout: job.timeout, upstream: upstream, path: path) {
                 case .success(let exchange):
+                    let added = curl_multi_add_handle(multi, exchange.curl.raw)
+                    guard added == CURLM_OK else {
+                        exchange.curl.close()
+                        let message = String(cString: curl_multi_strerror(added))
+                        book.finish(id, with: .failure(.transferFailed(code: Int(added.rawValue), message: message)))
+                        continue
+                    }
                     exchanges[id] = exchange
-                    curl_multi_add_handle(multi, exchange.curl.raw)
                 case .failure(let failure):
                     book.finish(id, with: .failure(failure))
                 }

@@ -124,14 +124,18 @@ final class DoTLoop {
         curl.set(CURLOPT_SSL_ENABLE_ALPN, 0)
         // As long as the most patient waiting query may wait; each one still times out on its own.
         let latest = waiting.compactMap { deadlines[$0.id] }.max() ?? .now
-        let budget = ContinuousClock.now.duration(to: latest)
-        curl.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(budget.components.seconds * 1000 + budget.components.attoseconds / 1_000_000_000_000_000)))
+        curl.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, ContinuousClock.now.duration(to: latest).millisecondsRoundedUp))
         guard curl.setupResult == CURLE_OK else {
             failWaiting(curl.failure(curl.setupResult))
             curl.close()
             return
         }
-        curl_multi_add_handle(multi, curl.raw)
+        let added = curl_multi_add_handle(multi, curl.raw)
+        guard added == CURLM_OK else {
+            curl.close()
+            failWaiting(.transferFailed(code: Int(added.rawValue), message: String(cString: curl_multi_strerror(added))))
+            return
+        }
         connection = .connecting(curl)
     }
 
@@ -187,9 +191,7 @@ final class DoTLoop {
         if case .idle = connection, !waiting.isEmpty {
             timeout = 0  // a send just failed with queries left: connect again at once
         } else if let nearest = deadlines.values.min() {
-            let remaining = ContinuousClock.now.duration(to: nearest)
-            let milliseconds = remaining.components.seconds * 1000 + (remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-            timeout = Int32(clamping: max(0, milliseconds))
+            timeout = Int32(clamping: ContinuousClock.now.duration(to: nearest).millisecondsRoundedUp)
         }
         switch connection {
         case .connecting:

@@ -73,10 +73,11 @@ public struct EncryptedUpstream: Sendable, Hashable, CustomStringConvertible, Lo
         switch scheme {
         case "https":
             guard tail.hasPrefix("/"), tail.count > 1 else { throw .missingPath(text) }
-            if let bad = tail.first(where: { $0 == "?" || $0 == "#" || $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true })
-            {
-                throw .badPath(text, bad)
+            let isBad = { (character: Character) in
+                character == "?" || character == "#" || character.isWhitespace
+                    || character.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
             }
+            if let bad = tail.first(where: isBad) { throw .badPath(text, bad) }
             transport = .https(path: String(tail))
         case "tls":
             guard tail.isEmpty else { throw .unexpectedPath(text) }
