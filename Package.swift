@@ -22,7 +22,7 @@ let package = Package(
         ),
         .target(
             name: "HostPin",
-            dependencies: ["CAres", "CIDN2"]
+            dependencies: ["CAres", "CIDN2", "CCurl"]
         ),
         .systemLibrary(
             name: "CCurl",

@@ -28,6 +28,9 @@ static inline CURLcode hostpin_curl_getinfo_long(CURL *easy, CURLINFO info, long
 static inline CURLcode hostpin_curl_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
     return curl_easy_getinfo(easy, info, value);
 }
+static inline CURLcode hostpin_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
 
 /* Written by a write callback to pause the transfer (flow control). */
 static const size_t HOSTPIN_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;

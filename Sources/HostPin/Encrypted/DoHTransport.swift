@@ -1,0 +1,53 @@
+import CCurl
+import Foundation
+
+/// DNS over HTTPS (RFC 8484) to one upstream: each query a `POST` of `application/dns-message`
+/// (§4.1), over HTTP/2 when the server offers it, every query multiplexed on one kept connection.
+///
+/// One curl multi handle carries every exchange, driven by a thread of this transport's own
+/// (`curl_multi_poll`, woken by `curl_multi_wakeup`, the one multi call that is safe from any thread);
+/// callers only queue work and await it. Replies are checked (see ``EncryptedTransportFailure``): HTTP
+/// status 200, `application/dns-message`, 12 to 65 535 octets (reading stops at once past that).
+/// Dropping the transport fails what is still in flight with `.transportClosed` and ends its thread.
+public final class DoHTransport: EncryptedTransport {
+    public let upstream: EncryptedUpstream
+    private let book: ExchangeBook<DoHJob>
+    private let counter = HandshakeCounter()
+
+    /// Starts the transport's thread; nothing is connected until the first exchange.
+    init(upstream: EncryptedUpstream, path: String) {
+        self.upstream = upstream
+        CurlLibrary.initialiseOnce()
+        guard let multi = curl_multi_init() else {
+            book = ExchangeBook(wake: {})
+            book.close()  // out of memory: every exchange fails with .transportClosed
+            return
+        }
+        let address = Int(bitPattern: multi)
+        // The book calls wake only until the loop closes it, and the loop frees the multi handle after.
+        book = ExchangeBook(wake: { curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: address)) })
+        let (book, counter) = (book, counter)
+        let thread = Thread {
+            DoHLoop(multiAddress: address, book: book, counter: counter, upstream: upstream, path: path).run()
+        }
+        thread.name = "hostpin-doh \(upstream)"
+        thread.start()
+    }
+
+    deinit {
+        book.stop()
+    }
+
+    public var handshakes: Int { counter.value }
+
+    public func exchange(_ query: [UInt8], timeout: Duration) async -> EncryptedExchangeResult {
+        if let refusal = upstream.refusal(of: query) { return .failure(refusal) }
+        return await book.exchange(DoHJob(query: query, timeout: timeout))
+    }
+}
+
+/// One query handed to the DoH thread.
+struct DoHJob: Sendable {
+    let query: [UInt8]
+    let timeout: Duration
+}
