@@ -8,14 +8,14 @@ import Glibc
 import Musl
 #endif
 
-/// One c-ares channel and the thread that owns it.
+/// One c-ares channel and the thread that owns it: the transport of plain DNS over UDP and TCP.
 ///
 /// c-ares 1.18 is not thread-safe and has no event thread, so every call on the channel happens on
 /// one dedicated thread. That thread sleeps in `poll(2)` on the channel's sockets (reported through
 /// `ARES_OPT_SOCK_STATE_CB`) and on an eventfd, with c-ares's own next timeout (`ares_timeout`) as the
 /// bound; `ares_process_fd` does the I/O and runs callbacks. Other threads hand over work through
 /// ``Inbox`` and write the eventfd to wake the owner. No timer polling.
-final class AresChannel: Sendable {
+final class AresChannel: UpstreamTransport {
     /// `nil`: the servers c-ares reads from the system configuration (used only for the untrusted,
     /// compare-only side).
     let server: Upstream?
@@ -53,27 +53,20 @@ final class AresChannel: Sendable {
         inbox.stop()
     }
 
-    /// Resolves `name` with `ares_getaddrinfo` on this channel.
+    /// Sends `query` with `ares_send` on this channel: c-ares does the tries, the per-try timeouts, TCP
+    /// after a truncated UDP reply (RFC 7766 §5), and takes the reply whose ID and question match.
     ///
     /// Cancelling the calling task, or `deadline` running out, returns `.cancelled` at once and leaves
     /// every other query on the channel running.
-    func getaddrinfo(_ name: String, family: AddressFamily, deadline: ResolutionDeadline? = nil) async -> AresOutcome {
-        let query = PendingQuery(name: name, family: family)
-        if let deadline, !deadline.admit(query) { return .cancelled }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if query.wait(with: continuation) { inbox.submit(query) }
-            }
-        } onCancel: {
-            query.finish(.cancelled)
-        }
+    func exchange(_ query: [UInt8], deadline: ResolutionDeadline?) async -> ExchangeOutcome {
+        await PendingExchange.perform(query, deadline: deadline) { inbox.submit($0) }
     }
 }
 
 /// Work handed to the owner thread, and the eventfd that wakes it.
 final class Inbox: Sendable {
     private struct State {
-        var queries: [PendingQuery] = []
+        var exchanges: [PendingExchange] = []
         var stopping = false
         var wakeFD: Int32
     }
@@ -88,16 +81,17 @@ final class Inbox: Sendable {
 
     var wakeFD: Int32 { state.withLock { $0.wakeFD } }
 
-    /// Queues `query` for the owner thread. Only a submit to an empty queue writes the eventfd: the owner
-    /// takes the whole queue after every wake-up, so a burst of submits while it is busy costs one write.
-    func submit(_ query: PendingQuery) {
+    /// Queues `exchange` for the owner thread. Only a submit to an empty queue writes the eventfd: the
+    /// owner takes the whole queue after every wake-up, so a burst of submits while it is busy costs one
+    /// write.
+    func submit(_ exchange: PendingExchange) {
         let accepted = state.withLock { state in
             guard !state.stopping else { return false }
-            if state.queries.isEmpty { Self.wake(state.wakeFD) }
-            state.queries.append(query)
+            if state.exchanges.isEmpty { Self.wake(state.wakeFD) }
+            state.exchanges.append(exchange)
             return true
         }
-        if !accepted { query.finish(.cancelled) }
+        if !accepted { exchange.finish(.cancelled) }
     }
 
     func stop() {
@@ -107,22 +101,22 @@ final class Inbox: Sendable {
         }
     }
 
-    /// Takes the queued queries; `nil` once the channel is stopping.
-    func take() -> [PendingQuery]? {
+    /// Takes the queued exchanges; `nil` once the channel is stopping.
+    func take() -> [PendingExchange]? {
         state.withLock { state in
             if state.stopping { return nil }
-            defer { state.queries.removeAll(keepingCapacity: true) }
-            return state.queries
+            defer { state.exchanges.removeAll(keepingCapacity: true) }
+            return state.exchanges
         }
     }
 
     /// Called by the owner thread on its way out: fails what is still queued and closes the eventfd.
-    func close() -> [PendingQuery] {
+    func close() -> [PendingExchange] {
         state.withLock { state in
             Glibc.close(state.wakeFD)
             state.wakeFD = -1
-            defer { state.queries.removeAll() }
-            return state.queries
+            defer { state.exchanges.removeAll() }
+            return state.exchanges
         }
     }
 

@@ -1,0 +1,41 @@
+import CLDNS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The query HostPin sends for one name and address type, built by ldns (RFC 1035 §4.1).
+enum AddressQuery {
+    /// The EDNS(0) UDP payload size HostPin advertises, in bytes: large enough for most answers, small
+    /// enough to avoid IP fragmentation (RFC 6891 §6.2.5; the value of DNS Flag Day 2020). Larger answers
+    /// come truncated and are asked again over TCP (RFC 7766 §5).
+    static let udpPayloadSize: UInt16 = 1232
+
+    /// The query for the `type` records of `name`: a random ID, RD set (upstreams are recursive
+    /// resolvers or the zone's authority; RFC 1035 §4.1.1), one question of class IN, and an OPT record
+    /// advertising ``udpPayloadSize`` (RFC 6891 §6.1).
+    ///
+    /// - Parameters:
+    ///   - name: A normalised host name (``HostName/text``), relative or absolute.
+    ///   - type: The record type asked for.
+    /// - Returns: The message in wire format; `nil` only when ldns cannot build it (out of memory: every
+    ///   ``HostName`` is a valid query name).
+    static func message(for name: String, type: RecordType) -> [UInt8]? {
+        var built: UnsafeMutablePointer<ldns_pkt>?
+        guard ldns_pkt_query_new_frm_str(&built, name, ldns_rr_type(rawValue: UInt32(type.rawValue)), LDNS_RR_CLASS_IN,
+                                         UInt16(LDNS_RD)) == LDNS_STATUS_OK,
+              let packet = built
+        else { return nil }
+        defer { ldns_pkt_free(packet) }
+        // c-ares 1.18's ares_send sends the ID it is given (1.34 sets its own) and takes the reply that
+        // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
+        ldns_pkt_set_id(packet, UInt16.random(in: .min ... .max))
+        ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
+        var wire: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        guard ldns_pkt2wire(&wire, packet, &size) == LDNS_STATUS_OK, let wire else { return nil }
+        defer { free(wire) }
+        return Array(UnsafeBufferPointer(start: wire, count: size))
+    }
+}

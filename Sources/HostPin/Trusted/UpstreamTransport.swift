@@ -1,0 +1,26 @@
+/// How DNS messages reach one upstream and how its replies come back: the seam between reading answers
+/// (``AddressLookup``, ``AddressAnswer``) and the wire. Plain DNS over UDP and TCP is ``AresChannel``.
+///
+/// A transport owns everything below the message: retries, timeouts, choosing UDP or TCP, and matching a
+/// reply to its query (ID and question). It never judges the reply; ``AddressAnswer`` does.
+protocol UpstreamTransport: Sendable {
+    /// Sends `query`, a DNS message in wire format (RFC 1035 §4), and waits for the reply.
+    ///
+    /// Returns `.cancelled` at once when the calling task is cancelled or `deadline` runs out, and leaves
+    /// every other exchange running.
+    ///
+    /// - Parameters:
+    ///   - query: The message to send.
+    ///   - deadline: The budget of the resolution the exchange belongs to; `nil` for none.
+    func exchange(_ query: [UInt8], deadline: ResolutionDeadline?) async -> ExchangeOutcome
+}
+
+/// How one exchange with an upstream ended.
+enum ExchangeOutcome: Sendable {
+    /// The reply, a DNS message in wire format, not yet read.
+    case reply([UInt8])
+    /// No usable reply: why.
+    case failed(UpstreamFailure.Reason)
+    /// The caller stopped waiting: its task was cancelled or its resolution's budget ran out.
+    case cancelled
+}
