@@ -68,11 +68,11 @@ enum AddressAnswer: Sendable, Hashable {
     {
         var current = name
         var cnames: [CNAMERecord] = []
-        var seen: Set<String> = [name]
         while let link = answers.first(where: { $0.type == .cname && $0.dnsClass == DNSReply.internetClass && $0.owner == current }),
               case .canonicalName(let target) = link.data
         {
-            guard seen.insert(target).inserted else { return nil }
+            // A chain without a loop uses each CNAME record at most once.
+            guard cnames.count < answers.count else { return nil }
             cnames.append(CNAMERecord(alias: current, target: target, ttl: link.ttl))
             current = target
         }

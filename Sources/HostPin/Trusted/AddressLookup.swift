@@ -4,8 +4,7 @@ enum AddressLookup {
     /// Asks `transport` for the A, the AAAA, or (`any`) both records of `name`.
     ///
     /// For `any` the A and AAAA queries go out together and their answers are combined
-    /// (``AddressAnswer/combining(_:_:oneFamilySuffices:)``); unless `oneFamilySuffices`, the first failure
-    /// of either ends the lookup at once.
+    /// (``AddressAnswer/combining(_:_:oneFamilySuffices:)``).
     ///
     /// - Parameters:
     ///   - transport: The upstream's transport.
@@ -18,46 +17,30 @@ enum AddressLookup {
     /// - Returns: The answer, or `nil` when the calling task was cancelled or `deadline` ran out.
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
                     deadline: ResolutionDeadline?, oneFamilySuffices: Bool) async -> AddressAnswer? {
-        switch family {
-        case .v4: return await ask(transport, name.text, .a, deadline)
-        case .v6: return await ask(transport, name.text, .aaaa, deadline)
-        case .any: break
-        }
-        return await withTaskGroup(of: (RecordType, AddressAnswer?).self) { group in
-            for type in [RecordType.a, .aaaa] {
-                group.addTask { (type, await ask(transport, name.text, type, deadline)) }
+        let types = RecordType.addressTypes(for: family)
+        var queries: [[UInt8]] = []
+        for type in types {
+            guard let query = AddressQuery.message(for: name.text, type: type) else {
+                return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
             }
-            var a: AddressAnswer?
-            var aaaa: AddressAnswer?
-            for await (type, answer) in group {
-                guard let answer else {
-                    group.cancelAll()
-                    return nil
+            queries.append(query)
+        }
+        var answers: [AddressAnswer] = []
+        for (type, outcome) in zip(types, await transport.exchange(queries, deadline: deadline)) {
+            switch outcome {
+            case .reply(let wire):
+                guard let reply = DNSReply(wire: wire) else {
+                    answers.append(.failed(.badResponse))
+                    continue
                 }
-                if case .failed = answer, !oneFamilySuffices {
-                    group.cancelAll()  // the other query's caller stops waiting; its reply is ignored
-                    return answer
-                }
-                if type == .a { a = answer } else { aaaa = answer }
+                answers.append(AddressAnswer(reading: reply, name: name.text, type: type))
+            case .failed(let reason):
+                answers.append(.failed(reason))
+            case .cancelled:
+                return nil
             }
-            guard let a, let aaaa else { return nil }
-            return .combining(a, aaaa, oneFamilySuffices: oneFamilySuffices)
         }
-    }
-
-    private static func ask(_ transport: any UpstreamTransport, _ name: String, _ type: RecordType,
-                            _ deadline: ResolutionDeadline?) async -> AddressAnswer? {
-        guard let query = AddressQuery.message(for: name, type: type) else {
-            return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
-        }
-        switch await transport.exchange(query, deadline: deadline) {
-        case .reply(let wire):
-            guard let reply = DNSReply(wire: wire) else { return .failed(.badResponse) }
-            return AddressAnswer(reading: reply, name: name, type: type)
-        case .failed(let reason):
-            return .failed(reason)
-        case .cancelled:
-            return nil
-        }
+        guard answers.count == 2 else { return answers.first }
+        return .combining(answers[0], answers[1], oneFamilySuffices: oneFamilySuffices)
     }
 }

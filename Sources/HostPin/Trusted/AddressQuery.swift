@@ -1,9 +1,4 @@
 import CLDNS
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// The query HostPin sends for one name and address type, built by ldns (RFC 1035 §4.1).
 enum AddressQuery {
@@ -32,10 +27,12 @@ enum AddressQuery {
         // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
         ldns_pkt_set_id(packet, UInt16.random(in: .min ... .max))
         ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
-        var wire: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        guard ldns_pkt2wire(&wire, packet, &size) == LDNS_STATUS_OK, let wire else { return nil }
-        defer { free(wire) }
-        return Array(UnsafeBufferPointer(start: wire, count: size))
+        // Not ldns_pkt2wire: it allocates a 64 KiB buffer for every message (a query is at most 12 + 259 + 11
+        // octets; the buffer grows if ever needed), and builds a compression tree, of no use to a message
+        // with one name (compression is optional, RFC 1035 §4.1.4).
+        guard let buffer = ldns_buffer_new(512) else { return nil }
+        defer { ldns_buffer_free(buffer) }
+        guard ldns_pkt2buffer_wire_compress(buffer, packet, nil) == LDNS_STATUS_OK else { return nil }
+        return Array(UnsafeBufferPointer(start: ldns_buffer_begin(buffer), count: ldns_buffer_position(buffer)))
     }
 }

@@ -53,68 +53,73 @@ final class AresChannel: UpstreamTransport {
         inbox.stop()
     }
 
-    /// Sends `query` with `ares_send` on this channel: c-ares does the tries, the per-try timeouts, TCP
-    /// after a truncated UDP reply (RFC 7766 §5), and takes the reply whose ID and question match.
+    /// Sends each of `queries` with `ares_send` on this channel: c-ares does the tries, the per-try
+    /// timeouts, TCP after a truncated UDP reply (RFC 7766 §5), and takes the reply whose ID and question
+    /// match.
     ///
-    /// Cancelling the calling task, or `deadline` running out, returns `.cancelled` at once and leaves
-    /// every other query on the channel running.
-    func exchange(_ query: [UInt8], deadline: ResolutionDeadline?) async -> ExchangeOutcome {
-        await PendingExchange.perform(query, deadline: deadline) { inbox.submit($0) }
+    /// Cancelling the calling task, or `deadline` running out, returns at once (every outcome
+    /// `.cancelled`) and leaves every other query on the channel running.
+    func exchange(_ queries: [[UInt8]], deadline: ResolutionDeadline?) async -> [ExchangeOutcome] {
+        await PendingExchange.perform(queries, deadline: deadline) { inbox.submit($0) }
     }
 }
 
 /// Work handed to the owner thread, and the eventfd that wakes it.
+///
+/// The lock is held only to append or swap the queue: no system call and no allocation inside it, so
+/// submitters on the cooperative pool and the owner thread do not spin on each other.
 final class Inbox: Sendable {
     private struct State {
         var exchanges: [PendingExchange] = []
         var stopping = false
-        var wakeFD: Int32
     }
 
-    // Guards the queue and the eventfd's lifetime: the owner thread closes the eventfd under this lock
-    // after it has seen `stopping`, and nobody writes to it after that.
-    private let state: Mutex<State>
+    private let state = Mutex(State())
+    /// Written to wake the owner thread. Closed only when the inbox is freed, so a submitter may write it
+    /// after unlocking.
+    let wakeFD: Int32
 
     init(wakeFD: Int32) {
-        state = Mutex(State(wakeFD: wakeFD))
+        self.wakeFD = wakeFD
     }
 
-    var wakeFD: Int32 { state.withLock { $0.wakeFD } }
+    deinit {
+        Glibc.close(wakeFD)
+    }
 
     /// Queues `exchange` for the owner thread. Only a submit to an empty queue writes the eventfd: the
     /// owner takes the whole queue after every wake-up, so a burst of submits while it is busy costs one
-    /// write.
+    /// write. The eventfd counts, so a write the owner has not polled for yet is not lost.
     func submit(_ exchange: PendingExchange) {
-        let accepted = state.withLock { state in
-            guard !state.stopping else { return false }
-            if state.exchanges.isEmpty { Self.wake(state.wakeFD) }
+        let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping else { return (false, false) }
             state.exchanges.append(exchange)
-            return true
+            return (true, state.exchanges.count == 1)
         }
-        if !accepted { exchange.finish(.cancelled) }
+        guard accepted else { return exchange.cancel() }
+        if wake { Self.wake(wakeFD) }
     }
 
     func stop() {
-        state.withLock { state in
-            state.stopping = true
-            Self.wake(state.wakeFD)
+        state.withLock { $0.stopping = true }
+        Self.wake(wakeFD)
+    }
+
+    /// Swaps the queued exchanges into `batch` (emptied first, keeping its storage, which the queue takes
+    /// over); `false` once the channel is stopping.
+    func take(into batch: inout [PendingExchange]) -> Bool {
+        batch.removeAll(keepingCapacity: true)
+        return state.withLock { state in
+            if state.stopping { return false }
+            swap(&batch, &state.exchanges)
+            return true
         }
     }
 
-    /// Takes the queued exchanges; `nil` once the channel is stopping.
-    func take() -> [PendingExchange]? {
+    /// Called by the owner thread on its way out (``stop()`` has been called): what is still queued, to
+    /// fail.
+    func drain() -> [PendingExchange] {
         state.withLock { state in
-            if state.stopping { return nil }
-            defer { state.exchanges.removeAll(keepingCapacity: true) }
-            return state.exchanges
-        }
-    }
-
-    /// Called by the owner thread on its way out: fails what is still queued and closes the eventfd.
-    func close() -> [PendingExchange] {
-        state.withLock { state in
-            Glibc.close(state.wakeFD)
-            state.wakeFD = -1
             defer { state.exchanges.removeAll() }
             return state.exchanges
         }

@@ -23,7 +23,7 @@ final class AresEventLoop {
     static func run(settings: Settings, inbox: Inbox, started: Startup) {
         let loop = AresEventLoop()
         if let failure = loop.open(settings) {
-            for exchange in inbox.close() { exchange.finish(.cancelled) }
+            for exchange in inbox.drain() { exchange.cancel() }
             started.report(failure)
             return
         }
@@ -31,7 +31,7 @@ final class AresEventLoop {
         loop.serve(inbox)
         // Destroying the channel runs every outstanding callback with ARES_EDESTRUCTION.
         ares_destroy(loop.channel)
-        for exchange in inbox.close() { exchange.finish(.cancelled) }
+        for exchange in inbox.drain() { exchange.cancel() }
     }
 
     private func open(_ settings: Settings) -> String? {
@@ -68,9 +68,10 @@ final class AresEventLoop {
     private func serve(_ inbox: Inbox) {
         let wakeFD = inbox.wakeFD
         var fds: [pollfd] = []
+        var batch: [PendingExchange] = []
         while true {
-            guard let exchanges = inbox.take() else { return }
-            for exchange in exchanges { send(exchange) }
+            guard inbox.take(into: &batch) else { return }
+            for exchange in batch { send(exchange) }
 
             fds.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
@@ -108,22 +109,41 @@ final class AresEventLoop {
     }
 
     private func send(_ exchange: PendingExchange) {
-        let context = Unmanaged.passRetained(exchange).toOpaque()
-        exchange.query.withUnsafeBufferPointer { query in
-            hostpin_ares_send(channel, query.baseAddress, Int32(clamping: query.count), { context, status, _, reply, length in
-                guard let context else { return }
-                let exchange = Unmanaged<PendingExchange>.fromOpaque(context).takeRetainedValue()
-                switch AresStatus(code: status).meaning {
-                case .success:
-                    // c-ares frees the reply when this callback returns.
-                    guard let reply, length > 0 else { return exchange.finish(.failed(.badResponse)) }
-                    exchange.finish(.reply(Array(UnsafeBufferPointer(start: reply, count: Int(length)))))
-                case .upstreamFailure(let reason):
-                    exchange.finish(.failed(reason))
-                case .cancelled:
-                    exchange.finish(.cancelled)
-                }
-            }, context)
+        for (index, query) in exchange.queries.enumerated() {
+            let context = Unmanaged.passRetained(QueryTicket(exchange: exchange, index: index)).toOpaque()
+            query.withUnsafeBufferPointer { query in
+                hostpin_ares_send(channel, query.baseAddress, Int32(clamping: query.count), { context, status, _, reply, length in
+                    guard let context else { return }
+                    let ticket = Unmanaged<QueryTicket>.fromOpaque(context).takeRetainedValue()
+                    ticket.exchange.finish(ticket.index, with: AresEventLoop.outcome(AresStatus(code: status), reply, length))
+                }, context)
+            }
         }
+    }
+
+    /// What an `ares_send` callback reports; the reply is copied, c-ares frees it when the callback returns.
+    private static func outcome(_ status: AresStatus, _ reply: UnsafeMutablePointer<UInt8>?, _ length: Int32)
+        -> ExchangeOutcome
+    {
+        switch status.meaning {
+        case .success:
+            guard let reply, length > 0 else { return .failed(.badResponse) }
+            return .reply(Array(UnsafeBufferPointer(start: reply, count: Int(length))))
+        case .upstreamFailure(let reason):
+            return .failed(reason)
+        case .cancelled:
+            return .cancelled
+        }
+    }
+}
+
+/// Which query of an exchange an `ares_send` callback completes: its `void *arg`.
+private final class QueryTicket {
+    let exchange: PendingExchange
+    let index: Int
+
+    init(exchange: PendingExchange, index: Int) {
+        self.exchange = exchange
+        self.index = index
     }
 }

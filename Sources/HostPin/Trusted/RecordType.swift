@@ -14,4 +14,13 @@ struct RecordType: RawRepresentable, Sendable, Hashable {
     static let soa = RecordType(rawValue: 6)
     /// An IPv6 address (RFC 3596 §2.1).
     static let aaaa = RecordType(rawValue: 28)
+
+    /// The address record types a lookup for `family` asks for: A, AAAA, or both, A first.
+    static func addressTypes(for family: AddressFamily) -> [RecordType] {
+        switch family {
+        case .v4: [.a]
+        case .v6: [.aaaa]
+        case .any: [.a, .aaaa]
+        }
+    }
 }

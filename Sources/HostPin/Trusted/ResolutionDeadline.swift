@@ -4,7 +4,7 @@ import Synchronization
 /// The budget of one resolution (``TrustedResolver/Configuration/budget``), run out by a
 /// ``BudgetTimer``.
 ///
-/// The resolution registers each exchange it sends (``admit(_:)``; two at once for A and AAAA); when the
+/// The resolution registers each exchange it sends (``admit(_:)``; A and AAAA go in one); when the
 /// budget runs out first, ``expire()`` records the upstream still being asked as timed out (as a failure
 /// in ``UpstreamHealth``), keeps the `.timeout` error with the failures so far, and ends the exchanges
 /// being waited for at once, so even a black-hole upstream gives the caller its answer on time.
@@ -59,7 +59,7 @@ final class ResolutionDeadline: Sendable {
             state = .expired(.timeout(budget: budget, failures))
             return sent
         }
-        for exchange in interrupted { exchange.finish(.cancelled) }
+        for exchange in interrupted { exchange.cancel() }
     }
 
     /// The resolution ended with `result`: returns it, or the `.timeout` failure when the budget ran out

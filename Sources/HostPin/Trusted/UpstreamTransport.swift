@@ -2,20 +2,22 @@
 /// (``AddressLookup``, ``AddressAnswer``) and the wire. Plain DNS over UDP and TCP is ``AresChannel``.
 ///
 /// A transport owns everything below the message: retries, timeouts, choosing UDP or TCP, and matching a
-/// reply to its query (ID and question). It never judges the reply; ``AddressAnswer`` does.
+/// reply to its query (ID and question). It never judges a reply; ``AddressAnswer`` does.
 protocol UpstreamTransport: Sendable {
-    /// Sends `query`, a DNS message in wire format (RFC 1035 §4), and waits for the reply.
+    /// Sends `queries`, DNS messages in wire format (RFC 1035 §4), all at once, and waits until each has
+    /// its reply or has failed.
     ///
-    /// Returns `.cancelled` at once when the calling task is cancelled or `deadline` runs out, and leaves
-    /// every other exchange running.
+    /// Returns at once, every outcome `.cancelled`, when the calling task is cancelled or `deadline` runs
+    /// out, and leaves every other exchange running.
     ///
     /// - Parameters:
-    ///   - query: The message to send.
+    ///   - queries: The messages to send (A and AAAA for one name: one round trip's wait, not two).
     ///   - deadline: The budget of the resolution the exchange belongs to; `nil` for none.
-    func exchange(_ query: [UInt8], deadline: ResolutionDeadline?) async -> ExchangeOutcome
+    /// - Returns: One outcome per query, in the order of `queries`.
+    func exchange(_ queries: [[UInt8]], deadline: ResolutionDeadline?) async -> [ExchangeOutcome]
 }
 
-/// How one exchange with an upstream ended.
+/// How one query's exchange with an upstream ended.
 enum ExchangeOutcome: Sendable {
     /// The reply, a DNS message in wire format, not yet read.
     case reply([UInt8])
