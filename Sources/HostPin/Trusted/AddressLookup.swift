@@ -18,12 +18,8 @@ enum AddressLookup {
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
                     deadline: ResolutionDeadline?, oneFamilySuffices: Bool) async -> AddressAnswer? {
         let types = RecordType.addressTypes(for: family)
-        var queries: [[UInt8]] = []
-        for type in types {
-            guard let query = AddressQuery.message(for: name.text, type: type) else {
-                return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
-            }
-            queries.append(query)
+        guard let queries = AddressQuery.messages(for: name.text, types: types) else {
+            return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
         }
         var answers: [AddressAnswer] = []
         for (type, outcome) in zip(types, await transport.exchange(queries, deadline: deadline)) {
