@@ -36,6 +36,8 @@ public final class FaultServer: Sendable {
         case rcode15
         /// The TC bit and no records, over UDP and over TCP alike.
         case truncateOverTCP
+        /// SERVFAIL for AAAA queries; every other query relayed as in ``answer``.
+        case servfailAAAA
 
         /// The mode's name on the script's command line and in its log.
         public var name: String {
@@ -52,6 +54,7 @@ public final class FaultServer: Sendable {
             case .qrClear: "qr-clear"
             case .rcode15: "rcode-15"
             case .truncateOverTCP: "tc-tcp"
+            case .servfailAAAA: "servfail-aaaa"
             }
         }
     }

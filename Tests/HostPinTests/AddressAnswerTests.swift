@@ -121,49 +121,47 @@ import Testing
     struct Combination: Sendable, CustomTestStringConvertible {
         let a: AddressAnswer
         let aaaa: AddressAnswer
-        let strict: AddressAnswer
-        let oneFamilySuffices: AddressAnswer
+        let combined: AddressAnswer
         let testDescription: String
     }
 
-    static let v4 = AddressAnswer.addresses([ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 60)], cnames: [])
-    static let v6 = AddressAnswer.addresses([ResolvedAddress(address: IPAddress("::1")!, ttl: 30)], cnames: [])
+    static let v4Address = ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 60)
+    static let v6Address = ResolvedAddress(address: IPAddress("::1")!, ttl: 30)
+    static let v4 = AddressAnswer.addresses([v4Address], cnames: [])
+    static let v6 = AddressAnswer.addresses([v6Address], cnames: [])
     static let soa = SOARecord(zone: "test", ttl: 60, minimum: 60)
 
     @Test(arguments: [
-        Combination(a: v4, aaaa: v6, strict: .addresses(
-            [ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 60), ResolvedAddress(address: IPAddress("::1")!, ttl: 30)],
-            cnames: []), oneFamilySuffices: .addresses(
-            [ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 60), ResolvedAddress(address: IPAddress("::1")!, ttl: 30)],
-            cnames: []), testDescription: "addresses + addresses"),
-        Combination(a: v4, aaaa: .nodata(soa: soa), strict: v4, oneFamilySuffices: v4, testDescription: "addresses + NODATA"),
-        Combination(a: .nxdomain(soa: nil), aaaa: v6, strict: v6, oneFamilySuffices: v6, testDescription: "NXDOMAIN + addresses"),
-        Combination(a: .nxdomain(soa: soa), aaaa: .nxdomain(soa: nil), strict: .nxdomain(soa: soa),
-                    oneFamilySuffices: .nxdomain(soa: soa), testDescription: "NXDOMAIN + NXDOMAIN"),
-        Combination(a: .nxdomain(soa: nil), aaaa: .nodata(soa: soa), strict: .nodata(soa: soa),
-                    oneFamilySuffices: .nodata(soa: soa), testDescription: "NXDOMAIN + NODATA"),
-        Combination(a: .nodata(soa: nil), aaaa: .nodata(soa: nil), strict: .nodata(soa: nil),
-                    oneFamilySuffices: .nodata(soa: nil), testDescription: "NODATA + NODATA"),
-        Combination(a: v4, aaaa: .failed(.refused), strict: .failed(.refused), oneFamilySuffices: v4,
+        Combination(a: v4, aaaa: v6, combined: .addresses([v4Address, v6Address], cnames: []),
+                    testDescription: "addresses + addresses"),
+        Combination(a: v4, aaaa: .nodata(soa: soa), combined: v4, testDescription: "addresses + NODATA"),
+        Combination(a: .nxdomain(soa: nil), aaaa: v6, combined: v6, testDescription: "NXDOMAIN + addresses"),
+        Combination(a: .nxdomain(soa: soa), aaaa: .nxdomain(soa: nil), combined: .nxdomain(soa: soa),
+                    testDescription: "NXDOMAIN + NXDOMAIN"),
+        Combination(a: .nxdomain(soa: nil), aaaa: .nodata(soa: soa), combined: .nodata(soa: soa),
+                    testDescription: "NXDOMAIN + NODATA"),
+        Combination(a: .nodata(soa: nil), aaaa: .nodata(soa: nil), combined: .nodata(soa: nil),
+                    testDescription: "NODATA + NODATA"),
+        Combination(a: v4, aaaa: .failed(.refused), combined: .partial([v4Address], cnames: [], failure: .refused),
                     testDescription: "addresses + REFUSED"),
-        Combination(a: .failed(.servfail), aaaa: v6, strict: .failed(.servfail), oneFamilySuffices: v6,
+        Combination(a: .failed(.servfail), aaaa: v6, combined: .partial([v6Address], cnames: [], failure: .servfail),
                     testDescription: "SERVFAIL + addresses"),
-        Combination(a: .nodata(soa: nil), aaaa: .failed(.timeout), strict: .failed(.timeout),
-                    oneFamilySuffices: .failed(.timeout), testDescription: "NODATA + timeout"),
-        Combination(a: .failed(.badResponse), aaaa: .failed(.timeout), strict: .failed(.badResponse),
-                    oneFamilySuffices: .failed(.badResponse), testDescription: "bad response + timeout"),
+        Combination(a: .nodata(soa: nil), aaaa: .failed(.timeout), combined: .failed(.timeout),
+                    testDescription: "NODATA + timeout"),
+        Combination(a: .failed(.badResponse), aaaa: .nxdomain(soa: nil), combined: .failed(.badResponse),
+                    testDescription: "bad response + NXDOMAIN"),
+        Combination(a: .failed(.badResponse), aaaa: .failed(.timeout), combined: .failed(.badResponse),
+                    testDescription: "bad response + timeout"),
     ])
     func answersOfBothFamiliesCombine(combination: Combination) {
-        #expect(AddressAnswer.combining(combination.a, combination.aaaa, oneFamilySuffices: false) == combination.strict)
-        #expect(AddressAnswer.combining(combination.a, combination.aaaa, oneFamilySuffices: true)
-                    == combination.oneFamilySuffices)
+        #expect(AddressAnswer.combining(combination.a, combination.aaaa) == combination.combined)
     }
 
     @Test func combinedCNAMEChainHoldsEachLinkOnce() {
         let link = CNAMERecord(alias: "alias.test", target: "www.test", ttl: 5)
         let a = AddressAnswer.addresses([ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 60)], cnames: [link])
         let aaaa = AddressAnswer.addresses([ResolvedAddress(address: IPAddress("::1")!, ttl: 60)], cnames: [link])
-        guard case .addresses(_, let cnames) = AddressAnswer.combining(a, aaaa, oneFamilySuffices: false) else {
+        guard case .addresses(_, let cnames) = AddressAnswer.combining(a, aaaa) else {
             Issue.record("no addresses")
             return
         }

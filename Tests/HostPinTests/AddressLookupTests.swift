@@ -19,19 +19,19 @@ import Testing
     @Test(arguments: [AddressFamily.v4, .v6, .any])
     func nxdomainCarriesTheZonesSOA(family: AddressFamily) async throws {
         let answer = await AddressLookup.ask(channel, for: try HostName.parse("nx.example.test"), family: family,
-                                             deadline: nil, oneFamilySuffices: false)
+                                             deadline: nil)
         #expect(answer == .nxdomain(soa: Self.zoneSOA))
     }
 
     @Test func nodataAfterACNAMECarriesTheZonesSOA() async throws {
         let answer = await AddressLookup.ask(channel, for: try HostName.parse("alias.example.test"), family: .v6,
-                                             deadline: nil, oneFamilySuffices: false)
+                                             deadline: nil)
         #expect(answer == .nodata(soa: Self.zoneSOA))
     }
 
     @Test func addressesComeWithTheirChain() async throws {
         let answer = await AddressLookup.ask(channel, for: try HostName.parse("alias.example.test"), family: .any,
-                                             deadline: nil, oneFamilySuffices: false)
+                                             deadline: nil)
         #expect(answer == .addresses([ResolvedAddress(address: IPAddress("127.0.0.10")!, ttl: 3600)],
                                      cnames: [CNAMERecord(alias: "alias.example.test", target: "www.example.test", ttl: 5)]))
     }

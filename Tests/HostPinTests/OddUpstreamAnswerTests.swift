@@ -56,3 +56,32 @@ import Testing
         #expect(odd.queries.filter { $0.transport == "udp" }.count == 2)
     }
 }
+
+/// An upstream that answers A but fails AAAA has failed a resolution for both families: the next upstream
+/// is asked, and the first one's addresses are the answer only when no upstream does better.
+@Suite struct OneFamilyFailingTests {
+    let lab: Lab
+
+    init() throws {
+        lab = try Lab.current()
+    }
+
+    @Test func nextUpstreamAnswersBothFamilies() async throws {
+        let half = try await FaultServer(mode: .servfailAAAA, upstream: lab.trustedDNS)
+        let resolver = try TrustedResolver(configuration: .init(upstreams: [half.address, lab.trustedDNS]),
+                                           clock: ManualClock())
+        let resolution = try await resolver.resolve("dual.example.test", family: .any)
+        #expect(resolution.upstream == lab.trustedDNS)
+        #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10", "::1"])
+        #expect(resolver.health.status(of: half.address) == .heldDown(failures: 1, remaining: .seconds(1)))
+    }
+
+    @Test func itsAddressesAreTheAnswerWhenNoUpstreamDoesBetter() async throws {
+        let half = try await FaultServer(mode: .servfailAAAA, upstream: lab.trustedDNS)
+        let resolver = try TrustedResolver(upstreams: [half.address])
+        let resolution = try await resolver.resolve("dual.example.test", family: .any)
+        #expect(resolution.upstream == half.address)
+        #expect(resolution.source == .upstream)
+        #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10"])
+    }
+}

@@ -30,8 +30,8 @@ public final class UntrustedResolver: HostResolver {
     ///   ``ResolutionError/upstreamsFailed(_:)`` (one entry), ``ResolutionError/cancelled``.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         let upstream = server ?? Upstream(address: .loopbackV4, port: 53)
-        switch await AddressLookup.ask(channel, for: name, family: family, deadline: nil, oneFamilySuffices: true) {
-        case .addresses(let addresses, let cnames):
+        switch await AddressLookup.ask(channel, for: name, family: family, deadline: nil) {
+        case .addresses(let addresses, let cnames), .partial(let addresses, let cnames, _):
             return Resolution(name: name, addresses: addresses, cnames: cnames, upstream: server,
                               source: .untrusted, receivedAt: Date())
         case .nodata: throw .nodata(name, family)

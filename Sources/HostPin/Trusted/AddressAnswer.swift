@@ -1,7 +1,7 @@
 /// What one upstream's reply to an A or AAAA query means, read from the message itself.
 ///
-/// ``init(reading:name:type:)`` is the one place a reply is judged. ``combining(_:_:oneFamilySuffices:)``
-/// joins the A and AAAA answers of a resolution for both families.
+/// ``init(reading:name:type:)`` is the one place a reply is judged. ``combining(_:_:)`` joins the A and
+/// AAAA answers of a resolution for both families.
 enum AddressAnswer: Sendable, Hashable {
     /// The addresses of the type asked for, owned by the end of `cnames` (or by the name asked when
     /// `cnames` is empty), each with its own TTL.
@@ -13,6 +13,9 @@ enum AddressAnswer: Sendable, Hashable {
     case nxdomain(soa: SOARecord?)
     /// The upstream failed this query; the next upstream may do better.
     case failed(UpstreamFailure.Reason)
+    /// For both families: the addresses of one, while the other family's query failed with `failure`. The
+    /// upstream failed, but its addresses are better than nothing when no other upstream does better.
+    case partial([ResolvedAddress], cnames: [CNAMERecord], failure: UpstreamFailure.Reason)
 
     /// Reads `reply` as the answer to the query for `name` and `type`.
     ///
@@ -92,17 +95,18 @@ enum AddressAnswer: Sendable, Hashable {
     }
 
     /// The answer for both families from the A answer `a` and the AAAA answer `aaaa`: the addresses of both
-    /// (A first) with each CNAME link once; else a failure of either (A's first), unless
-    /// `oneFamilySuffices` and the other has addresses; else those addresses; else NXDOMAIN when both say
-    /// so; else NODATA.
-    static func combining(_ a: AddressAnswer, _ aaaa: AddressAnswer, oneFamilySuffices: Bool) -> AddressAnswer {
+    /// (A first) with each CNAME link once; with a failure on one side, the other side's addresses as
+    /// `.partial`, else the failure (A's first); one side's addresses; NXDOMAIN when both say so; else
+    /// NODATA.
+    static func combining(_ a: AddressAnswer, _ aaaa: AddressAnswer) -> AddressAnswer {
         switch (a, aaaa) {
         case (.addresses(let v4, let chain), .addresses(let v6, let more)):
             return .addresses(v4 + v6, cnames: chain + more.filter { !chain.contains($0) })
-        case (.addresses, .failed) where oneFamilySuffices: return a
-        case (.failed, .addresses) where oneFamilySuffices: return aaaa
-        case (.failed, _): return a
-        case (_, .failed): return aaaa
+        case (.addresses(let addresses, let cnames), .failed(let failure)),
+             (.failed(let failure), .addresses(let addresses, let cnames)):
+            return .partial(addresses, cnames: cnames, failure: failure)
+        case (.failed, _), (.partial, _): return a
+        case (_, .failed), (_, .partial): return aaaa
         case (.addresses, _): return a
         case (_, .addresses): return aaaa
         case (.nxdomain, .nxdomain): return a
@@ -114,7 +118,7 @@ enum AddressAnswer: Sendable, Hashable {
     private var soa: SOARecord? {
         switch self {
         case .nodata(let soa), .nxdomain(let soa): soa
-        case .addresses, .failed: nil
+        case .addresses, .failed, .partial: nil
         }
     }
 }

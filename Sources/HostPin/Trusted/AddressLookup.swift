@@ -4,19 +4,16 @@ enum AddressLookup {
     /// Asks `transport` for the A, the AAAA, or (`any`) both records of `name`.
     ///
     /// For `any` the A and AAAA queries go out together and their answers are combined
-    /// (``AddressAnswer/combining(_:_:oneFamilySuffices:)``).
+    /// (``AddressAnswer/combining(_:_:)``).
     ///
     /// - Parameters:
     ///   - transport: The upstream's transport.
     ///   - name: The name to look up; not an IP literal or `localhost` (those need no query).
     ///   - family: The address family asked for.
     ///   - deadline: The budget of the resolution; `nil` for none.
-    ///   - oneFamilySuffices: For `any`, whether one family's addresses are the answer even when the other
-    ///     family's query failed. Trusted upstreams: no, the upstream failed and failover asks the next one
-    ///     for both. The compare side: yes, it reports what the local resolver does answer.
     /// - Returns: The answer, or `nil` when the calling task was cancelled or `deadline` ran out.
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
-                    deadline: ResolutionDeadline?, oneFamilySuffices: Bool) async -> AddressAnswer? {
+                    deadline: ResolutionDeadline?) async -> AddressAnswer? {
         let types = RecordType.addressTypes(for: family)
         guard let queries = AddressQuery.messages(for: name.text, types: types) else {
             return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
@@ -37,6 +34,6 @@ enum AddressLookup {
             }
         }
         guard answers.count == 2 else { return answers.first }
-        return .combining(answers[0], answers[1], oneFamilySuffices: oneFamilySuffices)
+        return .combining(answers[0], answers[1])
     }
 }

@@ -116,10 +116,11 @@ final class Inbox: Sendable {
         }
     }
 
-    /// Called by the owner thread on its way out (``stop()`` has been called): what is still queued, to
-    /// fail.
+    /// Called by the owner thread on its way out: refuses every later submit and returns what is still
+    /// queued, to fail.
     func drain() -> [PendingExchange] {
         state.withLock { state in
+            state.stopping = true
             defer { state.exchanges.removeAll() }
             return state.exchanges
         }

@@ -62,7 +62,9 @@ public final class TrustedResolver: HostResolver {
     /// query (QR clear, a question that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is
     /// skipped and held down. NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only
     /// records of the type asked for, on the CNAME chain from `name`, make the answer; with `any` the A
-    /// and AAAA queries go out together. When every trusted upstream has failed and
+    /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
+    /// asked), though the addresses it gave for the other family are the answer when no trusted upstream
+    /// does better. When every trusted upstream has failed and
     /// ``Configuration/untrustedFallback`` is set, that server is asked last. `ttl` is the smallest TTL on
     /// the answer, CNAME records included, in seconds. The whole resolution takes at most
     /// ``Configuration/budget``.
@@ -99,6 +101,9 @@ public final class TrustedResolver: HostResolver {
     {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
+        // The first trusted upstream's addresses of one family when it failed the other: the answer only
+        // when no trusted upstream does better.
+        var lastResort: Resolution?
         for index in plan.order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
@@ -106,18 +111,21 @@ public final class TrustedResolver: HostResolver {
             case .answered(let result):
                 health.recordSuccess(index)
                 return result
-            case .failed(let failure):
+            case .failed(let failure, let partial):
                 health.recordFailure(index)
                 attempts.record(failure)
+                if lastResort == nil { lastResort = partial }
             case .cancelled:
                 return .failure(.cancelled)
             }
         }
+        if let lastResort { return .success(lastResort) }
         if let fallback, let server = configuration.untrustedFallback {
             attempts.begin(server, index: nil)
             switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
             case .answered(let result): return result
-            case .failed(let failure): attempts.record(failure)
+            case .failed(_, let partial?): return .success(partial)
+            case .failed(let failure, nil): attempts.record(failure)
             case .cancelled: return .failure(.cancelled)
             }
         }
@@ -143,22 +151,26 @@ public final class TrustedResolver: HostResolver {
     private enum Outcome {
         /// The upstream answered: addresses, NXDOMAIN or NODATA. The resolution ends here.
         case answered(Result<Resolution, ResolutionError>)
-        /// The upstream failed; the next one may do better.
-        case failed(UpstreamFailure)
+        /// The upstream failed; the next one may do better. `partial` holds the addresses of one family
+        /// when only the other family's query failed.
+        case failed(UpstreamFailure, partial: Resolution?)
         case cancelled
     }
 
     private static func ask(_ transport: any UpstreamTransport, _ upstream: Upstream, _ name: HostName,
                             _ family: AddressFamily, source: Resolution.Source,
                             deadline: ResolutionDeadline? = nil) async -> Outcome {
-        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline,
-                                       oneFamilySuffices: false) {
+        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline) {
         case .addresses(let addresses, let cnames):
             .answered(.success(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
                                           source: source, receivedAt: Date())))
         case .nodata: .answered(.failure(.nodata(name, family)))
         case .nxdomain: .answered(.failure(.nxdomain(name)))
-        case .failed(let reason): .failed(UpstreamFailure(upstream: upstream, reason: reason))
+        case .failed(let reason): .failed(UpstreamFailure(upstream: upstream, reason: reason), partial: nil)
+        case .partial(let addresses, let cnames, let reason):
+            .failed(UpstreamFailure(upstream: upstream, reason: reason),
+                    partial: Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
+                                        source: source, receivedAt: Date()))
         case nil: .cancelled
         }
     }
