@@ -66,8 +66,9 @@ final class AresChannel: UpstreamTransport {
 
 /// Work handed to the owner thread, and the eventfd that wakes it.
 ///
-/// The lock is held only to append or swap the queue: no system call and no allocation inside it, so
-/// submitters on the cooperative pool and the owner thread do not spin on each other.
+/// The lock is held only to append to the queue or swap it: no system call inside it, and the owner
+/// thread swaps in its own emptied batch, so an append seldom allocates. Submitters on the cooperative
+/// pool and the owner thread then hardly ever spin on each other.
 final class Inbox: Sendable {
     private struct State {
         var exchanges: [PendingExchange] = []

@@ -27,6 +27,7 @@ final class PendingExchange: Sendable {
     /// (``finish(_:with:)``), the calling task is cancelled, or `deadline` runs out, whichever comes first.
     static func perform(_ queries: [[UInt8]], deadline: ResolutionDeadline?,
                         submit: (PendingExchange) -> Void) async -> [ExchangeOutcome] {
+        guard !queries.isEmpty else { return [] }
         let exchange = PendingExchange(queries: queries)
         if let deadline, !deadline.admit(exchange) { return exchange.allCancelled }
         return await withTaskCancellationHandler {
