@@ -20,9 +20,14 @@ let package = Package(
             pkgConfig: "libidn2",
             providers: [.apt(["libidn2-dev"])]
         ),
+        .systemLibrary(
+            name: "CLDNS",
+            pkgConfig: "ldns",
+            providers: [.apt(["libldns-dev"])]
+        ),
         .target(
             name: "HostPin",
-            dependencies: ["CAres", "CIDN2", "CCurl"]
+            dependencies: ["CAres", "CIDN2", "CLDNS", "CCurl"]
         ),
         .systemLibrary(
             name: "CCurl",
@@ -53,7 +58,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HostPinTests",
-            dependencies: ["HostPin", "HostPinTestSupport"],
+            dependencies: ["HostPin", "HostPinTestSupport", "CLDNS"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -11,13 +11,7 @@
  * `int`, so Swift code compares against these constants on either version.
  */
 static const int HOSTPIN_ARES_SUCCESS = ARES_SUCCESS;
-static const int HOSTPIN_ARES_ENODATA = ARES_ENODATA;
 static const int HOSTPIN_ARES_EFORMERR = ARES_EFORMERR;
-static const int HOSTPIN_ARES_ESERVFAIL = ARES_ESERVFAIL;
-static const int HOSTPIN_ARES_ENOTFOUND = ARES_ENOTFOUND;
-static const int HOSTPIN_ARES_ENOTIMP = ARES_ENOTIMP;
-static const int HOSTPIN_ARES_EREFUSED = ARES_EREFUSED;
-static const int HOSTPIN_ARES_EBADNAME = ARES_EBADNAME;
 static const int HOSTPIN_ARES_EBADRESP = ARES_EBADRESP;
 static const int HOSTPIN_ARES_ECONNREFUSED = ARES_ECONNREFUSED;
 static const int HOSTPIN_ARES_ETIMEOUT = ARES_ETIMEOUT;
@@ -27,20 +21,24 @@ static const int HOSTPIN_ARES_EDESTRUCTION = ARES_EDESTRUCTION;
 static const int HOSTPIN_ARES_ECANCELLED = ARES_ECANCELLED;
 
 static const int HOSTPIN_ARES_LIB_INIT_ALL = ARES_LIB_INIT_ALL;
-static const int HOSTPIN_ARES_AI_NOSORT = ARES_AI_NOSORT;
 static const int HOSTPIN_ARES_SOCKET_BAD = ARES_SOCKET_BAD;
 
 /*
- * Creates a channel for one upstream server that never reads /etc/hosts ("b"), never
- * appends search domains, uses EDNS with a 1232-byte payload, and - where the library
- * has one (c-ares >= 1.31) - keeps c-ares's own query cache off, so HostPin's cache is
- * the only one. `use_tcp` sends every query over TCP (ARES_FLAG_USEVC).
- * ARES_FLAG_NOCHECKRESP: a SERVFAIL or REFUSED answer ends the query with ARES_ESERVFAIL /
- * ARES_EREFUSED at once, instead of c-ares retrying it and then reporting ARES_ECONNREFUSED for
- * both (1.18): HostPin moves to the next upstream itself and names the failure exactly.
+ * Creates a channel for one upstream server (or the system's, when none is set) that only carries
+ * the queries HostPin builds with ldns (hostpin_ares_send): no /etc/hosts ("b"), no search domains,
+ * and - where the library has one (c-ares >= 1.31) - c-ares's own query cache off, so HostPin's
+ * cache is the only one. `use_tcp` sends every query over TCP (ARES_FLAG_USEVC).
+ * ARES_FLAG_EDNS with `edns_payload_size`, the size the OPT record of HostPin's queries advertises:
+ * c-ares accepts UDP replies up to that size (larger or TC ones are asked again over TCP). An
+ * upstream that answers FORMERR without OPT gets that query again without its OPT record (1.18),
+ * but the channel then stops expecting EDNS: the OPT-carrying queries that follow fail on such an
+ * upstream (FORMERR is a bad response), which moves them to the next one.
+ * ARES_FLAG_NOCHECKRESP: a SERVFAIL or REFUSED reply reaches HostPin at once (ARES_SUCCESS with the
+ * reply), instead of c-ares retrying it and then reporting ARES_ECONNREFUSED (1.18): HostPin reads
+ * the RCODE, moves to the next upstream itself and names the failure exactly.
  */
 static inline int hostpin_ares_init_channel(ares_channel *channel,
-                                            int timeout_ms, int tries, int use_tcp,
+                                            int timeout_ms, int tries, int use_tcp, int edns_payload_size,
                                             ares_sock_state_cb sock_state_cb, void *sock_state_data) {
     struct ares_options options;
     int optmask = 0;
@@ -52,7 +50,7 @@ static inline int hostpin_ares_init_channel(ares_channel *channel,
     options.ndomains = 0;
     options.domains = NULL;
     options.lookups = lookups;
-    options.ednspsz = 1232;
+    options.ednspsz = edns_payload_size;
     /* Many answers can arrive at once on one UDP socket (a batch of lookups): a small default receive
        buffer drops them and the queries time out. */
     options.socket_receive_buffer_size = 1 << 20;
@@ -65,5 +63,21 @@ static inline int hostpin_ares_init_channel(ares_channel *channel,
     optmask |= ARES_OPT_QUERY_CACHE;
 #endif
     return ares_init_options(channel, &options, optmask);
+}
+
+/*
+ * Sends `qbuf`, a whole DNS query, and passes the raw reply to `callback`: c-ares does the tries,
+ * timeouts, TCP after truncation, and matches the reply's ID and question. c-ares 1.34 deprecates
+ * ares_send in favour of ares_send_dnsrec, which takes c-ares's own message type; HostPin builds and
+ * reads messages with ldns and 1.18 (Debian 12) has no ares_send_dnsrec, so it keeps ares_send and
+ * silences the deprecation here, where it is called, to keep a build against 1.34 headers free of
+ * warnings.
+ */
+static inline void hostpin_ares_send(ares_channel channel, const unsigned char *qbuf, int qlen,
+                                     ares_callback callback, void *arg) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    ares_send(channel, qbuf, qlen, callback, arg);
+#pragma GCC diagnostic pop
 }
 #endif

@@ -97,6 +97,17 @@ import Testing
         #expect(result.standardError == "hostpin: v6only.example.test: NODATA (the name exists but has no IPv4 (A) record)\n")
     }
 
+    @Test(arguments: [("4", "IPv4 (A)"), ("6", "IPv6 (AAAA)")])
+    func recordOfTheOtherFamilyIsNODATA(family: String, record: String) async throws {
+        // The server answers an A query with AAAA ::1 and an AAAA query with A 127.0.0.10.
+        let server = try await FaultServer(mode: .wrongType, upstream: nil)
+        let result = try await HostPinBinary.run(["lookup", "x.test", "--family", family,
+                                                  "--server", "\(server.address)", "--timeout", "1"])
+        #expect(result.status == 1)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: x.test: NODATA (the name exists but has no \(record) record)\n")
+    }
+
     @Test func oneMissingNameAmongResolvedOnesExitsOne() async throws {
         let result = try await lookup("www.example.test", "nx.example.test")
         #expect(result.status == 1)

@@ -27,6 +27,17 @@ public final class FaultServer: Sendable {
         case truncate
         /// Over UDP the TC bit; over TCP the connection is closed unanswered.
         case truncateWithoutTCP
+        /// NOERROR with the other family's record: an A query gets AAAA `::1`, an AAAA query gets
+        /// A `127.0.0.10` (TTL 60).
+        case wrongType
+        /// The answer relayed from the upstream, with the QR bit clear (a query, not a response).
+        case qrClear
+        /// RCODE 15 (unassigned) and no records.
+        case rcode15
+        /// The TC bit and no records, over UDP and over TCP alike.
+        case truncateOverTCP
+        /// SERVFAIL for AAAA queries; every other query relayed as in ``answer``.
+        case servfailAAAA
 
         /// The mode's name on the script's command line and in its log.
         public var name: String {
@@ -39,6 +50,11 @@ public final class FaultServer: Sendable {
             case .delay(let duration): "delay-\(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)"
             case .truncate: "truncate"
             case .truncateWithoutTCP: "truncate-notcp"
+            case .wrongType: "wrong-type"
+            case .qrClear: "qr-clear"
+            case .rcode15: "rcode-15"
+            case .truncateOverTCP: "tc-tcp"
+            case .servfailAAAA: "servfail-aaaa"
             }
         }
     }

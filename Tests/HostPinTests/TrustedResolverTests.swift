@@ -49,7 +49,7 @@ import Testing
     @Test func chainTTLIsTheMinimumOverTheCNAMEs() async throws {
         let resolution = try await resolver.resolve("alias.example.test", family: .v4)
         #expect(resolution.cnames.map(\.ttl) == [5])
-        #expect(resolution.addresses.map(\.ttl) == [3600])  // c-ares's ai_ttl is the A record's own TTL
+        #expect(resolution.addresses.map(\.ttl) == [3600])  // each record keeps its own TTL
         #expect(resolution.ttl == 5)
         #expect(resolution.canonicalName == "www.example.test")
     }

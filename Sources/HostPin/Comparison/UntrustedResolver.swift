@@ -20,28 +20,24 @@ public final class UntrustedResolver: HostResolver {
         self.channel = try AresChannel(server: server, timeout: timeout, tries: tries, useTCP: false)
     }
 
-    /// Asks the untrusted resolver for `name`.
+    /// Asks the untrusted resolver for `name`, reading its replies as ``TrustedResolver`` does: only records
+    /// of the type asked count, and a malformed reply is a failure. With `any`, the addresses of one family
+    /// are the answer even when the other family's query failed (a resolver that refuses AAAA still shows
+    /// what it says for A).
     ///
     /// - Returns: A ``Resolution`` with source ``Resolution/Source/untrusted``.
     /// - Throws: ``ResolutionError/nxdomain(_:)``, ``ResolutionError/nodata(_:_:)``,
     ///   ``ResolutionError/upstreamsFailed(_:)`` (one entry), ``ResolutionError/cancelled``.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         let upstream = server ?? Upstream(address: .loopbackV4, port: 53)
-        switch await channel.getaddrinfo(name.text, family: family) {
-        case .answer(let reply):
-            guard !reply.addresses.isEmpty else { throw .nodata(name, family) }
-            return Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames, upstream: server,
+        switch await AddressLookup.ask(channel, for: name, family: family, deadline: nil) {
+        case .addresses(let addresses, let cnames), .partial(let addresses, let cnames, _):
+            return Resolution(name: name, addresses: addresses, cnames: cnames, upstream: server,
                               source: .untrusted, receivedAt: Date())
-        case .cancelled:
-            throw .cancelled
-        case .status(let status):
-            switch status.meaning {
-            case .success, .nodata: throw .nodata(name, family)
-            case .nxdomain: throw .nxdomain(name)
-            case .cancelled: throw .cancelled
-            case .upstreamFailure(let reason):
-                throw .upstreamsFailed([UpstreamFailure(upstream: upstream, reason: reason)])
-            }
+        case .nodata: throw .nodata(name, family)
+        case .nxdomain: throw .nxdomain(name)
+        case .failed(let reason): throw .upstreamsFailed([UpstreamFailure(upstream: upstream, reason: reason)])
+        case nil: throw .cancelled
         }
     }
 }

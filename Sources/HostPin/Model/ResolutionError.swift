@@ -49,7 +49,9 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         /// The upstream's port refused: ICMP port unreachable, a TCP reset, or a TCP connection closed
         /// before the answer (c-ares `ARES_ECONNREFUSED`).
         case unreachable
-        /// The answer could not be parsed (FORMERR, a malformed or mismatched message).
+        /// The reply is not a well-formed response to the query (RFC 1035 §4.1.1): it cannot be parsed,
+        /// its QR bit is clear, it answers another question, it is truncated although it came over TCP, or
+        /// its RCODE is none of NOERROR, NXDOMAIN, SERVFAIL and REFUSED (FORMERR, NOTIMP, an unassigned one).
         case badResponse
         /// Any other c-ares status: its code and message.
         case other(code: Int32, message: String)

@@ -8,14 +8,14 @@ import Glibc
 import Musl
 #endif
 
-/// One c-ares channel and the thread that owns it.
+/// One c-ares channel and the thread that owns it: the transport of plain DNS over UDP and TCP.
 ///
 /// c-ares 1.18 is not thread-safe and has no event thread, so every call on the channel happens on
 /// one dedicated thread. That thread sleeps in `poll(2)` on the channel's sockets (reported through
 /// `ARES_OPT_SOCK_STATE_CB`) and on an eventfd, with c-ares's own next timeout (`ares_timeout`) as the
 /// bound; `ares_process_fd` does the I/O and runs callbacks. Other threads hand over work through
 /// ``Inbox`` and write the eventfd to wake the owner. No timer polling.
-final class AresChannel: Sendable {
+final class AresChannel: UpstreamTransport {
     /// `nil`: the servers c-ares reads from the system configuration (used only for the untrusted,
     /// compare-only side).
     let server: Upstream?
@@ -53,76 +53,77 @@ final class AresChannel: Sendable {
         inbox.stop()
     }
 
-    /// Resolves `name` with `ares_getaddrinfo` on this channel.
+    /// Sends each of `queries` with `ares_send` on this channel: c-ares does the tries, the per-try
+    /// timeouts, TCP after a truncated UDP reply (RFC 7766 §5), and takes the reply whose ID and question
+    /// match.
     ///
-    /// Cancelling the calling task, or `deadline` running out, returns `.cancelled` at once and leaves
-    /// every other query on the channel running.
-    func getaddrinfo(_ name: String, family: AddressFamily, deadline: ResolutionDeadline? = nil) async -> AresOutcome {
-        let query = PendingQuery(name: name, family: family)
-        if let deadline, !deadline.admit(query) { return .cancelled }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if query.wait(with: continuation) { inbox.submit(query) }
-            }
-        } onCancel: {
-            query.finish(.cancelled)
-        }
+    /// Cancelling the calling task, or `deadline` running out, returns at once (every outcome
+    /// `.cancelled`) and leaves every other query on the channel running.
+    func exchange(_ queries: [[UInt8]], deadline: ResolutionDeadline?) async -> [ExchangeOutcome] {
+        await PendingExchange.perform(queries, deadline: deadline) { inbox.submit($0) }
     }
 }
 
 /// Work handed to the owner thread, and the eventfd that wakes it.
+///
+/// The lock is held only to append to the queue or swap it: no system call inside it, and the owner
+/// thread swaps in its own emptied batch, so an append seldom allocates. Submitters on the cooperative
+/// pool and the owner thread then hardly ever spin on each other.
 final class Inbox: Sendable {
     private struct State {
-        var queries: [PendingQuery] = []
+        var exchanges: [PendingExchange] = []
         var stopping = false
-        var wakeFD: Int32
     }
 
-    // Guards the queue and the eventfd's lifetime: the owner thread closes the eventfd under this lock
-    // after it has seen `stopping`, and nobody writes to it after that.
-    private let state: Mutex<State>
+    private let state = Mutex(State())
+    /// Written to wake the owner thread. Closed only when the inbox is freed, so a submitter may write it
+    /// after unlocking.
+    let wakeFD: Int32
 
     init(wakeFD: Int32) {
-        state = Mutex(State(wakeFD: wakeFD))
+        self.wakeFD = wakeFD
     }
 
-    var wakeFD: Int32 { state.withLock { $0.wakeFD } }
+    deinit {
+        Glibc.close(wakeFD)
+    }
 
-    /// Queues `query` for the owner thread. Only a submit to an empty queue writes the eventfd: the owner
-    /// takes the whole queue after every wake-up, so a burst of submits while it is busy costs one write.
-    func submit(_ query: PendingQuery) {
-        let accepted = state.withLock { state in
-            guard !state.stopping else { return false }
-            if state.queries.isEmpty { Self.wake(state.wakeFD) }
-            state.queries.append(query)
-            return true
+    /// Queues `exchange` for the owner thread. Only a submit to an empty queue writes the eventfd: the
+    /// owner takes the whole queue after every wake-up, so a burst of submits while it is busy costs one
+    /// write. The eventfd counts, so a write the owner has not polled for yet is not lost.
+    func submit(_ exchange: PendingExchange) {
+        let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping else { return (false, false) }
+            state.exchanges.append(exchange)
+            return (true, state.exchanges.count == 1)
         }
-        if !accepted { query.finish(.cancelled) }
+        guard accepted else { return exchange.cancel() }
+        if wake { Self.wake(wakeFD) }
     }
 
     func stop() {
+        state.withLock { $0.stopping = true }
+        Self.wake(wakeFD)
+    }
+
+    /// Swaps the queued exchanges into `batch` (emptied first, keeping its storage, which the queue takes
+    /// over); `false` once the channel is stopping.
+    func take(into batch: inout [PendingExchange]) -> Bool {
+        batch.removeAll(keepingCapacity: true)
+        return state.withLock { state in
+            if state.stopping { return false }
+            swap(&batch, &state.exchanges)
+            return true
+        }
+    }
+
+    /// Called by the owner thread on its way out: refuses every later submit and returns what is still
+    /// queued, to fail.
+    func drain() -> [PendingExchange] {
         state.withLock { state in
             state.stopping = true
-            Self.wake(state.wakeFD)
-        }
-    }
-
-    /// Takes the queued queries; `nil` once the channel is stopping.
-    func take() -> [PendingQuery]? {
-        state.withLock { state in
-            if state.stopping { return nil }
-            defer { state.queries.removeAll(keepingCapacity: true) }
-            return state.queries
-        }
-    }
-
-    /// Called by the owner thread on its way out: fails what is still queued and closes the eventfd.
-    func close() -> [PendingQuery] {
-        state.withLock { state in
-            Glibc.close(state.wakeFD)
-            state.wakeFD = -1
-            defer { state.queries.removeAll() }
-            return state.queries
+            defer { state.exchanges.removeAll() }
+            return state.exchanges
         }
     }
 

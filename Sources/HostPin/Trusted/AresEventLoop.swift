@@ -23,7 +23,7 @@ final class AresEventLoop {
     static func run(settings: Settings, inbox: Inbox, started: Startup) {
         let loop = AresEventLoop()
         if let failure = loop.open(settings) {
-            for query in inbox.close() { query.finish(.cancelled) }
+            for exchange in inbox.drain() { exchange.cancel() }
             started.report(failure)
             return
         }
@@ -31,13 +31,14 @@ final class AresEventLoop {
         loop.serve(inbox)
         // Destroying the channel runs every outstanding callback with ARES_EDESTRUCTION.
         ares_destroy(loop.channel)
-        for query in inbox.close() { query.finish(.cancelled) }
+        for exchange in inbox.drain() { exchange.cancel() }
     }
 
     private func open(_ settings: Settings) -> String? {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let status = hostpin_ares_init_channel(
             &channel, settings.timeoutMilliseconds, Int32(clamping: settings.tries), settings.useTCP ? 1 : 0,
+            Int32(AddressQuery.udpPayloadSize),
             { context, fd, readable, writable in
                 guard let context else { return }
                 Unmanaged<AresEventLoop>.fromOpaque(context).takeUnretainedValue()
@@ -67,9 +68,10 @@ final class AresEventLoop {
     private func serve(_ inbox: Inbox) {
         let wakeFD = inbox.wakeFD
         var fds: [pollfd] = []
+        var batch: [PendingExchange] = []
         while true {
-            guard let queries = inbox.take() else { return }
-            for query in queries { start(query) }
+            guard inbox.take(into: &batch) else { return }
+            for exchange in batch { send(exchange) }
 
             fds.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
@@ -106,25 +108,42 @@ final class AresEventLoop {
         return Int32(clamping: millis)
     }
 
-    private func start(_ query: PendingQuery) {
-        var hints = ares_addrinfo_hints()
-        // NOSORT: otherwise c-ares connect()s to every answer address to sort them.
-        hints.ai_flags = HOSTPIN_ARES_AI_NOSORT
-        switch query.family {
-        case .v4: hints.ai_family = AF_INET
-        case .v6: hints.ai_family = AF_INET6
-        case .any: hints.ai_family = AF_UNSPEC
-        }
-        let context = Unmanaged.passRetained(query).toOpaque()
-        ares_getaddrinfo(channel, query.name, nil, &hints, { context, status, _, info in
-            guard let context else { return }
-            let query = Unmanaged<PendingQuery>.fromOpaque(context).takeRetainedValue()
-            defer { if let info { ares_freeaddrinfo(info) } }
-            if status == HOSTPIN_ARES_SUCCESS, let info {
-                query.finish(.answer(AddrinfoReply(info)))
-            } else {
-                query.finish(.status(AresStatus(code: status)))
+    private func send(_ exchange: PendingExchange) {
+        for (index, query) in exchange.queries.enumerated() {
+            let context = Unmanaged.passRetained(QueryTicket(exchange: exchange, index: index)).toOpaque()
+            query.withUnsafeBufferPointer { query in
+                hostpin_ares_send(channel, query.baseAddress, Int32(clamping: query.count), { context, status, _, reply, length in
+                    guard let context else { return }
+                    let ticket = Unmanaged<QueryTicket>.fromOpaque(context).takeRetainedValue()
+                    ticket.exchange.finish(ticket.index, with: AresEventLoop.outcome(AresStatus(code: status), reply, length))
+                }, context)
             }
-        }, context)
+        }
+    }
+
+    /// What an `ares_send` callback reports; the reply is copied, c-ares frees it when the callback returns.
+    private static func outcome(_ status: AresStatus, _ reply: UnsafeMutablePointer<UInt8>?, _ length: Int32)
+        -> ExchangeOutcome
+    {
+        switch status.meaning {
+        case .success:
+            guard let reply, length > 0 else { return .failed(.badResponse) }
+            return .reply(Array(UnsafeBufferPointer(start: reply, count: Int(length))))
+        case .upstreamFailure(let reason):
+            return .failed(reason)
+        case .cancelled:
+            return .cancelled
+        }
+    }
+}
+
+/// Which query of an exchange an `ares_send` callback completes: its `void *arg`.
+private final class QueryTicket {
+    let exchange: PendingExchange
+    let index: Int
+
+    init(exchange: PendingExchange, index: Int) {
+        self.exchange = exchange
+        self.index = index
     }
 }

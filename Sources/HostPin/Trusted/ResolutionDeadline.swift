@@ -4,22 +4,23 @@ import Synchronization
 /// The budget of one resolution (``TrustedResolver/Configuration/budget``), run out by a
 /// ``BudgetTimer``.
 ///
-/// The resolution runs in the calling task itself, with no child tasks: it registers each query it
-/// sends (``admit(_:)``); when the budget runs out first, ``expire()`` records the upstream still being
-/// asked as timed out (as a failure in ``UpstreamHealth``), keeps the `.timeout` error with the failures
-/// so far, and ends the query being waited for at once, so even a black-hole upstream gives the caller its
-/// answer on time. ``complete(_:)`` then hands the caller whichever came first.
+/// The resolution registers each exchange it sends (``admit(_:)``; A and AAAA go in one); when the
+/// budget runs out first, ``expire()`` records the upstream still being asked as timed out (as a failure
+/// in ``UpstreamHealth``), keeps the `.timeout` error with the failures so far, and ends the exchanges
+/// being waited for at once, so even a black-hole upstream gives the caller its answer on time.
+/// ``complete(_:)`` then hands the caller whichever came first.
 final class ResolutionDeadline: Sendable {
     private enum State {
-        /// The resolution is running; `current` is the query it waits for, if any.
-        case running(current: PendingQuery?)
+        /// The resolution is running; `sent` holds every exchange it admitted (finished ones ignore a
+        /// second finish). A few per upstream asked, so no pruning.
+        case running(sent: [PendingExchange])
         /// The resolution ended first.
         case completed
         /// The budget ran out first: the error to throw.
         case expired(ResolutionError)
     }
 
-    private let state = Mutex(State.running(current: nil))
+    private let state = Mutex(State.running(sent: []))
     private let attempts: Attempts
     private let budget: Duration
     private let health: UpstreamHealth
@@ -38,26 +39,27 @@ final class ResolutionDeadline: Sendable {
         }
     }
 
-    /// `query` is about to be sent and waited for; `false` when the budget has run out already (do not
-    /// send it).
-    func admit(_ query: PendingQuery) -> Bool {
+    /// `exchange` is about to be sent and waited for; `false` when the budget has run out already (do
+    /// not send it).
+    func admit(_ exchange: PendingExchange) -> Bool {
         state.withLock { state in
-            guard case .running = state else { return false }
-            state = .running(current: query)
+            guard case .running(var sent) = state else { return false }
+            sent.append(exchange)
+            state = .running(sent: sent)
             return true
         }
     }
 
     /// The budget has run out: unless the resolution has ended, it ends now with `.timeout`.
     func expire() {
-        let interrupted = state.withLock { state -> PendingQuery?? in
-            guard case .running(let current) = state else { return .none }
+        let interrupted = state.withLock { state -> [PendingExchange] in
+            guard case .running(let sent) = state else { return [] }
             let (failures, timedOut) = attempts.atDeadline()
             if let timedOut { health.recordFailure(timedOut) }
             state = .expired(.timeout(budget: budget, failures))
-            return .some(current)
+            return sent
         }
-        if case .some(.some(let query)) = interrupted { query.finish(.cancelled) }
+        for exchange in interrupted { exchange.cancel() }
     }
 
     /// The resolution ended with `result`: returns it, or the `.timeout` failure when the budget ran out

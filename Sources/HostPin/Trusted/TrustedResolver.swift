@@ -1,19 +1,23 @@
 import Foundation
 
-/// Resolves names through trusted upstream DNS servers only, with c-ares.
+/// Resolves names through trusted upstream DNS servers only: queries built and replies read with ldns,
+/// carried by c-ares.
 ///
-/// Each upstream gets its own c-ares channel and owner thread, so HostPin knows which upstream answered
-/// and decides failover itself (c-ares 1.18 does not remember failing servers): ``health`` holds a failing
-/// upstream down and probes it until it answers again. Servers are never taken from the system
-/// configuration, and `/etc/hosts` is never consulted (c-ares lookups `"b"`). IP literals and `localhost`
-/// are answered without a query. No caching: put a ``CachingResolver`` in front.
+/// Each upstream gets its own transport (a c-ares channel and its owner thread), so HostPin knows which
+/// upstream answered and decides failover itself (c-ares 1.18 does not remember failing servers):
+/// ``health`` holds a failing upstream down and probes it until it answers again. Every reply is read
+/// from the message itself: only records of the type asked count, and a reply that is not a well-formed
+/// response to the query is that upstream's failure. Servers are never taken from the system
+/// configuration, and `/etc/hosts` is never consulted. IP literals and `localhost` are answered without a
+/// query. No caching: put a ``CachingResolver`` in front.
 public final class TrustedResolver: HostResolver {
     /// The configuration the resolver was created with.
     public let configuration: Configuration
     /// What the resolver currently thinks of each trusted upstream: healthy, or held down after failures.
     public let health: UpstreamHealth
-    private let channels: [AresChannel]
-    private let fallback: AresChannel?
+    /// One per upstream, in configuration order.
+    private let transports: [any UpstreamTransport]
+    private let fallback: (any UpstreamTransport)?
     /// Runs out each resolution's ``Configuration/budget``.
     private let budgetTimer: BudgetTimer
 
@@ -29,12 +33,12 @@ public final class TrustedResolver: HostResolver {
     {
         guard !configuration.upstreams.isEmpty else { throw .noUpstreams }
         self.configuration = configuration
-        var channels: [AresChannel] = []
+        var transports: [any UpstreamTransport] = []
         for upstream in configuration.upstreams {
-            channels.append(try AresChannel(server: upstream, timeout: configuration.timeout,
-                                            tries: configuration.tries, useTCP: configuration.useTCP))
+            transports.append(try AresChannel(server: upstream, timeout: configuration.timeout,
+                                              tries: configuration.tries, useTCP: configuration.useTCP))
         }
-        self.channels = channels
+        self.transports = transports
         fallback = try configuration.untrustedFallback.map { server throws(ResolutionError) in
             try AresChannel(server: server, timeout: configuration.timeout, tries: configuration.tries,
                             useTCP: configuration.useTCP)
@@ -54,8 +58,13 @@ public final class TrustedResolver: HostResolver {
     /// Resolves `name` through the trusted upstreams only, asking for A and/or AAAA.
     ///
     /// Healthy upstreams are asked in configuration order, then those ``health`` holds down; one that
-    /// times out or answers SERVFAIL or REFUSED is skipped and held down. NXDOMAIN and NODATA are
-    /// answers, not failures: they end the resolution. When every trusted upstream has failed and
+    /// times out, answers SERVFAIL or REFUSED, or sends a reply that is not a well-formed response to the
+    /// query (QR clear, a question that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is
+    /// skipped and held down. NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only
+    /// records of the type asked for, on the CNAME chain from `name`, make the answer; with `any` the A
+    /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
+    /// asked), though the addresses it gave for the other family are the answer when no trusted upstream
+    /// does better. When every trusted upstream has failed and
     /// ``Configuration/untrustedFallback`` is set, that server is asked last. `ttl` is the smallest TTL on
     /// the answer, CNAME records included, in seconds. The whole resolution takes at most
     /// ``Configuration/budget``.
@@ -67,7 +76,8 @@ public final class TrustedResolver: HostResolver {
     ///   for IP literals and `localhost`, ``Resolution/Source/untrusted`` from the fallback).
     /// - Throws: ``ResolutionError/nxdomain(_:)`` on NXDOMAIN, ``ResolutionError/nodata(_:_:)`` on NODATA
     ///   (RFC 2308 §2.1, §2.2), ``ResolutionError/upstreamsFailed(_:)`` listing each upstream's failure
-    ///   in the order asked, ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
+    ///   in the order asked (``UpstreamFailure/Reason/badResponse`` for a malformed reply),
+    ///   ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
     ///   (listing the failures so far, the upstream still being asked as a timeout), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
@@ -75,8 +85,8 @@ public final class TrustedResolver: HostResolver {
             guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
             return literal
         }
-        // No task group and no sleeping timer task: the resolution runs in this task, and the resolver's
-        // one budget timer ends the query it waits for when the budget runs out first.
+        // No sleeping timer task: the resolution runs in this task (with one child per family for `any`),
+        // and the resolver's one budget timer ends the exchanges it waits for when the budget runs out first.
         let attempts = Attempts()
         let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
         budgetTimer.start(deadline)
@@ -91,25 +101,31 @@ public final class TrustedResolver: HostResolver {
     {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
+        // The first trusted upstream's addresses of one family when it failed the other: the answer only
+        // when no trusted upstream does better.
+        var lastResort: Resolution?
         for index in plan.order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
-            switch await Self.ask(channels[index], upstream, name, family, source: .upstream, deadline: deadline) {
+            switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline) {
             case .answered(let result):
                 health.recordSuccess(index)
                 return result
-            case .failed(let failure):
+            case .failed(let failure, let partial):
                 health.recordFailure(index)
                 attempts.record(failure)
+                if lastResort == nil { lastResort = partial }
             case .cancelled:
                 return .failure(.cancelled)
             }
         }
+        if let lastResort { return .success(lastResort) }
         if let fallback, let server = configuration.untrustedFallback {
             attempts.begin(server, index: nil)
             switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
             case .answered(let result): return result
-            case .failed(let failure): attempts.record(failure)
+            case .failed(_, let partial?): return .success(partial)
+            case .failed(let failure, nil): attempts.record(failure)
             case .cancelled: return .failure(.cancelled)
             }
         }
@@ -119,11 +135,11 @@ public final class TrustedResolver: HostResolver {
     /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
     /// resolution's path (nobody waits for it), and records the verdict in ``health``.
     private func probe(_ index: Int, name: HostName, family: AddressFamily) {
-        let channel = channels[index]
+        let transport = transports[index]
         let upstream = configuration.upstreams[index]
         let health = health
         Task {
-            switch await Self.ask(channel, upstream, name, family, source: .upstream) {
+            switch await Self.ask(transport, upstream, name, family, source: .upstream) {
             case .answered: health.recordSuccess(index)
             case .failed: health.recordFailure(index)
             case .cancelled: health.recordAbandoned(index)
@@ -135,28 +151,27 @@ public final class TrustedResolver: HostResolver {
     private enum Outcome {
         /// The upstream answered: addresses, NXDOMAIN or NODATA. The resolution ends here.
         case answered(Result<Resolution, ResolutionError>)
-        /// The upstream failed; the next one may do better.
-        case failed(UpstreamFailure)
+        /// The upstream failed; the next one may do better. `partial` holds the addresses of one family
+        /// when only the other family's query failed.
+        case failed(UpstreamFailure, partial: Resolution?)
         case cancelled
     }
 
-    private static func ask(_ channel: AresChannel, _ upstream: Upstream, _ name: HostName,
+    private static func ask(_ transport: any UpstreamTransport, _ upstream: Upstream, _ name: HostName,
                             _ family: AddressFamily, source: Resolution.Source,
                             deadline: ResolutionDeadline? = nil) async -> Outcome {
-        switch await channel.getaddrinfo(name.text, family: family, deadline: deadline) {
-        case .answer(let reply):
-            guard !reply.addresses.isEmpty else { return .answered(.failure(.nodata(name, family))) }
-            return .answered(.success(Resolution(name: name, addresses: reply.addresses, cnames: reply.cnames,
-                                                 upstream: upstream, source: source, receivedAt: Date())))
-        case .cancelled:
-            return .cancelled
-        case .status(let status):
-            switch status.meaning {
-            case .success, .nodata: return .answered(.failure(.nodata(name, family)))
-            case .nxdomain: return .answered(.failure(.nxdomain(name)))
-            case .cancelled: return .cancelled
-            case .upstreamFailure(let reason): return .failed(UpstreamFailure(upstream: upstream, reason: reason))
-            }
+        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline) {
+        case .addresses(let addresses, let cnames):
+            .answered(.success(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
+                                          source: source, receivedAt: Date())))
+        case .nodata: .answered(.failure(.nodata(name, family)))
+        case .nxdomain: .answered(.failure(.nxdomain(name)))
+        case .failed(let reason): .failed(UpstreamFailure(upstream: upstream, reason: reason), partial: nil)
+        case .partial(let addresses, let cnames, let reason):
+            .failed(UpstreamFailure(upstream: upstream, reason: reason),
+                    partial: Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
+                                        source: source, receivedAt: Date()))
+        case nil: .cancelled
         }
     }
 }

@@ -1,0 +1,45 @@
+import CLDNS
+
+/// The queries HostPin sends for one name, built by ldns (RFC 1035 §4.1).
+enum AddressQuery {
+    /// The EDNS(0) UDP payload size HostPin advertises, in bytes: large enough for most answers, small
+    /// enough to avoid IP fragmentation (RFC 6891 §6.2.5; the value of DNS Flag Day 2020). Larger answers
+    /// come truncated and are asked again over TCP (RFC 7766 §5).
+    static let udpPayloadSize: UInt16 = 1232
+
+    /// One query for each of `types` of records of `name`, in that order: each with its own random ID, RD
+    /// set (upstreams are recursive resolvers or the zone's authority; RFC 1035 §4.1.1), one question of
+    /// class IN, and an OPT record advertising ``udpPayloadSize`` (RFC 6891 §6.1).
+    ///
+    /// - Parameters:
+    ///   - name: A normalised host name (``HostName/text``), relative or absolute.
+    ///   - types: The record types asked for.
+    /// - Returns: The messages in wire format; `nil` only when ldns cannot build them (out of memory: every
+    ///   ``HostName`` is a valid query name).
+    static func messages(for name: String, types: [RecordType]) -> [[UInt8]]? {
+        var built: UnsafeMutablePointer<ldns_pkt>?
+        guard ldns_pkt_query_new_frm_str(&built, name, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, UInt16(LDNS_RD)) == LDNS_STATUS_OK,
+              let packet = built, let question = ldns_rr_list_rr(ldns_pkt_question(packet), 0)
+        else { return nil }
+        defer { ldns_pkt_free(packet) }
+        ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
+        // Not ldns_pkt2wire: it allocates a 64 KiB buffer for every message (a query is at most 12 + 259 + 11
+        // octets; the buffer grows if ever needed), and builds a compression tree, of no use to a message
+        // with one name (compression is optional, RFC 1035 §4.1.4).
+        guard let buffer = ldns_buffer_new(512) else { return nil }
+        defer { ldns_buffer_free(buffer) }
+        var messages: [[UInt8]] = []
+        messages.reserveCapacity(types.count)
+        for type in types {
+            // One packet, written once per type: the question's type and the ID change.
+            ldns_rr_set_type(question, ldns_rr_type(rawValue: UInt32(type.rawValue)))
+            // c-ares 1.18's ares_send sends the ID it is given (1.34 sets its own) and takes the reply that
+            // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
+            ldns_pkt_set_id(packet, UInt16.random(in: .min ... .max))
+            ldns_buffer_clear(buffer)
+            guard ldns_pkt2buffer_wire_compress(buffer, packet, nil) == LDNS_STATUS_OK else { return nil }
+            messages.append(Array(UnsafeBufferPointer(start: ldns_buffer_begin(buffer), count: ldns_buffer_position(buffer))))
+        }
+        return messages
+    }
+}

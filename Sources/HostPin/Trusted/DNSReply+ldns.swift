@@ -1,0 +1,119 @@
+import CLDNS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension DNSReply {
+    /// Reads `wire`, a whole DNS message (RFC 1035 §4), with ldns.
+    ///
+    /// - Returns: `nil` when ldns cannot parse it (cut short, counts that do not match the sections, a
+    ///   bad name), or when an A or AAAA record's RDATA is not one address of its family.
+    init?(wire: [UInt8]) {
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        let status = wire.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+        guard status == LDNS_STATUS_OK, let packet = parsed else { return nil }
+        defer { ldns_pkt_free(packet) }
+        guard let questions = Self.questions(ldns_pkt_question(packet)),
+              let answers = Self.records(ldns_pkt_answer(packet)),
+              let authority = Self.records(ldns_pkt_authority(packet))
+        else { return nil }
+        self.init(isResponse: ldns_pkt_qr(packet),
+                  opcode: UInt8(truncatingIfNeeded: ldns_pkt_get_opcode(packet).rawValue),
+                  isTruncated: ldns_pkt_tc(packet),
+                  rcode: UInt16(ldns_pkt_edns_extended_rcode(packet)) << 4
+                      | UInt16(truncatingIfNeeded: ldns_pkt_get_rcode(packet).rawValue),
+                  questions: questions, answers: answers, authority: authority)
+    }
+
+    private static func questions(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [Question]? {
+        var questions: [Question] = []
+        for index in 0..<(list.map { ldns_rr_list_rr_count($0) } ?? 0) {
+            guard let rr = ldns_rr_list_rr(list, index), let name = name(ldns_rr_owner(rr)) else { return nil }
+            questions.append(Question(name: name, type: RecordType(rawValue: UInt16(truncatingIfNeeded: ldns_rr_get_type(rr).rawValue)),
+                                      dnsClass: UInt16(truncatingIfNeeded: ldns_rr_get_class(rr).rawValue)))
+        }
+        return questions
+    }
+
+    private static func records(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [Record]? {
+        var records: [Record] = []
+        let count = list.map { ldns_rr_list_rr_count($0) } ?? 0
+        records.reserveCapacity(count)
+        for index in 0..<count {
+            guard let rr = ldns_rr_list_rr(list, index), let owner = name(ldns_rr_owner(rr)) else { return nil }
+            let type = RecordType(rawValue: UInt16(truncatingIfNeeded: ldns_rr_get_type(rr).rawValue))
+            guard let data = data(of: rr, type: type) else { return nil }
+            records.append(Record(owner: owner, type: type,
+                                  dnsClass: UInt16(truncatingIfNeeded: ldns_rr_get_class(rr).rawValue),
+                                  ttl: ldns_rr_ttl(rr), data: data))
+        }
+        return records
+    }
+
+    /// The RDATA HostPin reads; `nil` when a record of those types does not hold what its type says.
+    private static func data(of rr: UnsafeMutablePointer<ldns_rr>, type: RecordType) -> RecordData? {
+        switch type {
+        case .a, .aaaa:
+            let family: IPAddress.Family = type == .a ? .v4 : .v6
+            guard ldns_rr_rd_count(rr) == 1, let rdf = ldns_rr_rdf(rr, 0),
+                  ldns_rdf_size(rdf) == (family == .v4 ? 4 : 16), let bytes = ldns_rdf_data(rdf)
+            else { return nil }
+            return .address(IPAddress(family: family, bytes: UnsafeBufferPointer(start: bytes, count: ldns_rdf_size(rdf))))
+        case .cname:
+            guard ldns_rr_rd_count(rr) == 1, let target = name(ldns_rr_rdf(rr, 0)) else { return nil }
+            return .canonicalName(target)
+        case .soa:
+            // MNAME, RNAME, SERIAL, REFRESH, RETRY, EXPIRE, MINIMUM (RFC 1035 §3.3.13).
+            guard ldns_rr_rd_count(rr) == 7, let minimum = ldns_rr_rdf(rr, 6), ldns_rdf_size(minimum) == 4
+            else { return nil }
+            return .soa(minimum: ldns_rdf2native_int32(minimum))
+        default:
+            return .other
+        }
+    }
+
+    /// A domain name in presentation form (ldns escapes odd octets, RFC 1035 §5.1), lower case, without
+    /// the final dot of the root label: `www.example.test`; the root itself is the empty string.
+    private static func name(_ rdf: UnsafeMutablePointer<ldns_rdf>?) -> String? {
+        guard let rdf, ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME, let data = ldns_rdf_data(rdf) else { return nil }
+        if let plain = plainName(UnsafeBufferPointer(start: data, count: ldns_rdf_size(rdf))) { return plain }
+        guard let text = ldns_rdf2str(rdf) else { return nil }
+        defer { free(text) }
+        var name = String(cString: text).lowercased()
+        // The final dot is the root label's separator unless it is escaped ("a\." ends in a label "a.").
+        let backslashes = name.dropLast().reversed().prefix { $0 == "\\" }.count
+        if name.hasSuffix("."), backslashes % 2 == 0 { name.removeLast() }
+        return name
+    }
+
+    /// The presentation form of a name whose labels hold only letters, digits, `-` and `_` (every host
+    /// name HostPin asks for), read from the label sequence ldns has already decompressed and checked;
+    /// `nil` for any other name. `ldns_rdf2str` formats each octet with `printf`, which cost more than
+    /// the rest of reading a reply.
+    private static func plainName(_ wire: UnsafeBufferPointer<UInt8>) -> String? {
+        var text: [UInt8] = []
+        text.reserveCapacity(wire.count)
+        var index = 0
+        while index < wire.count {
+            let length = Int(wire[index])
+            if length == 0 { break }
+            guard index + length < wire.count else { return nil }
+            if !text.isEmpty { text.append(UInt8(ascii: ".")) }
+            for byte in wire[(index + 1)...(index + length)] {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    text.append(byte)
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    text.append(byte | 0x20)
+                default:
+                    return nil
+                }
+            }
+            index += length + 1
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
