@@ -12,7 +12,7 @@ import Synchronization
 /// let proxy = ForwardProxy(configuration: configuration, resolver: CachingResolver(upstream: trusted))
 /// let address = try proxy.start()      // the port the kernel chose
 /// …
-/// await proxy.stop()
+/// await proxy.stop(grace: .seconds(10))
 /// ```
 ///
 /// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose
@@ -28,12 +28,11 @@ public final class ForwardProxy: Sendable {
 
     private struct Running {
         var listener: Listener
-        var connections: [UInt64: (channel: SocketChannel, task: Task<Void, Never>)] = [:]
-        var nextID: UInt64 = 0
+        var connections: ConnectionRegistry
     }
 
-    /// Guards the listener and the open client connections with their tasks (added by the accept
-    /// handler, removed by each connection's task when it ends, all shut down by ``stop()``).
+    /// Guards the listener and the registry of client connections while the proxy runs (`nil` once
+    /// ``stop(grace:)`` has begun).
     private let state = Mutex<Running?>(nil)
     /// Closes origin connections kept idle between a client connection's requests for too long.
     private let keeper: OriginKeeper
@@ -70,7 +69,7 @@ public final class ForwardProxy: Sendable {
         }
         let started = state.withLock { running -> Bool in
             guard running == nil else { return false }
-            running = Running(listener: listener)
+            running = Running(listener: listener, connections: ConnectionRegistry(maximum: configuration.maximumConnections))
             return true
         }
         guard started else {
@@ -81,47 +80,56 @@ public final class ForwardProxy: Sendable {
         return listener.boundAddress
     }
 
-    /// Stops accepting, shuts every open connection and tunnel down, and waits for their tasks to end.
-    /// Idempotent.
-    public func stop() async {
+    /// Stops the proxy gracefully: stops accepting at once, closes idle connections (kept alive between
+    /// requests, or silent since they opened) at once, lets requests and tunnels in flight run for up to
+    /// `grace`, then shuts down what is left; returns when every connection is closed. Responses sent
+    /// meanwhile say `Connection: close`. Idempotent; a second call returns at once.
+    ///
+    /// - Parameter grace: How long transfers in flight may continue. Default: zero (cut them at once).
+    public func stop(grace: Duration = .zero) async {
         guard let running = state.withLock({ running -> Running? in
             defer { running = nil }
             return running
         }) else { return }
+        let connections = running.connections
+        connections.beginStopping()
         await running.listener.close()
-        for (channel, _) in running.connections.values { channel.shutdown() }
-        for (_, task) in running.connections.values {
-            task.cancel()
-            await task.value
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connections.waitUntilEmpty() }
+            group.addTask { await EventLoop.shared.sleep(until: .after(grace)) }
+            await group.next()
+            group.cancelAll()  // ends the sleep when the connections finished first
+            connections.cutAll()  // ends the wait when the grace period ended first
         }
         keeper.stop()
     }
 
     private func accept(_ channel: SocketChannel) {
-        let bound = boundAddress
-        let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
-                                        connectTimeout: configuration.connectTimeout,
-                                        proxy: bound.map { ListeningEndpoint(bound: $0) })
-        let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
-                                         parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
-        state.withLock { running in
-            guard running != nil else {
-                channel.close()
-                return
-            }
-            let id = running!.nextID
-            running!.nextID += 1
-            let task = Task { [weak self] in
-                await connection.run()
-                self?.finished(id)
-            }
-            running!.connections[id] = (channel, task)
+        guard let running = state.withLock({ $0 }) else {
+            channel.close()
+            return
         }
-    }
-
-    private func finished(_ id: UInt64) {
-        state.withLock { running in
-            _ = running?.connections.removeValue(forKey: id)
+        switch running.connections.admit(channel) {
+        case .stopping:
+            channel.close()
+        case .full(let firstOfEpisode):
+            if firstOfEpisode {
+                configuration.diagnosticLog?("hostpin proxy: \(configuration.maximumConnections) connections open (the maximum): "
+                                             + "answering new ones 503 until one closes")
+            }
+            Overload.refuse(channel, configuration: configuration)
+        case .admitted(let slot):
+            let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
+                                            connectTimeout: configuration.connectTimeout,
+                                            proxy: ListeningEndpoint(bound: running.listener.boundAddress))
+            let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
+                                             parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
+                                             slot: slot)
+            let task = Task {
+                await connection.run()
+                slot.registry.remove(slot.id)
+            }
+            slot.registry.attach(task, to: slot.id)
         }
     }
 }
