@@ -31,9 +31,15 @@ public final class ForwardProxy: Sendable {
         var connections: ConnectionRegistry
     }
 
-    /// Guards the listener and the registry of client connections while the proxy runs (`nil` once
-    /// ``stop(grace:)`` has begun).
-    private let state = Mutex<Running?>(nil)
+    private enum Phase {
+        case stopped
+        case running(Running)
+        /// ``stop(grace:)`` is under way: nothing is accepted, connections finish or are cut.
+        case stopping
+    }
+
+    /// Guards the phase: while running, the listener and the registry of client connections.
+    private let state = Mutex(Phase.stopped)
     /// Closes origin connections kept idle between a client connection's requests for too long.
     private let keeper: OriginKeeper
 
@@ -45,31 +51,34 @@ public final class ForwardProxy: Sendable {
     }
 
     /// Where the proxy listens, with the real port when ``Configuration/listenAddress`` had port 0;
-    /// `nil` while stopped.
+    /// `nil` while stopped or stopping.
     public var boundAddress: SocketAddress? {
-        state.withLock { $0?.listener.boundAddress }
+        state.withLock { phase in
+            guard case .running(let running) = phase else { return nil }
+            return running.listener.boundAddress
+        }
     }
 
     /// Binds the listening socket and starts accepting connections; returns at once.
     ///
     /// - Returns: The bound address (see ``boundAddress``).
     /// - Throws: ``ListenError``: a non-loopback address without ``Configuration/allowRemote``, an
-    ///   address in use, or a proxy already running.
+    ///   address in use, or a proxy already running (or still stopping).
     @discardableResult
     public func start() throws(ListenError) -> SocketAddress {
         let address = configuration.listenAddress
         let isLoopback = address.address.specialPurposeBlock?.name == "loopback"
         guard isLoopback || configuration.allowRemote else { throw .remoteNotAllowed(address) }
-        if state.withLock({ $0 != nil }) { throw .alreadyStarted }
+        if state.withLock({ if case .stopped = $0 { false } else { true } }) { throw .alreadyStarted }
         let diagnostics = configuration.diagnosticLog
         let listener = try Listener(address: address) { error in
             diagnostics?("hostpin proxy: out of file descriptors (\(error)): closing new connections until descriptors are free")
         } onAccept: { [weak self] channel in
             self?.accept(channel)
         }
-        let started = state.withLock { running -> Bool in
-            guard running == nil else { return false }
-            running = Running(listener: listener, connections: ConnectionRegistry(maximum: configuration.maximumConnections))
+        let started = state.withLock { phase -> Bool in
+            guard case .stopped = phase else { return false }
+            phase = .running(Running(listener: listener, connections: ConnectionRegistry(maximum: configuration.maximumConnections)))
             return true
         }
         guard started else {
@@ -83,12 +92,14 @@ public final class ForwardProxy: Sendable {
     /// Stops the proxy gracefully: stops accepting at once, closes idle connections (kept alive between
     /// requests, or silent since they opened) at once, lets requests and tunnels in flight run for up to
     /// `grace`, then shuts down what is left; returns when every connection is closed. Responses sent
-    /// meanwhile say `Connection: close`. Idempotent; a second call returns at once.
+    /// meanwhile say `Connection: close`. The proxy can be started again once this returns. Idempotent: a
+    /// call while stopped or stopping returns at once.
     ///
     /// - Parameter grace: How long transfers in flight may continue. Default: zero (cut them at once).
     public func stop(grace: Duration = .zero) async {
-        guard let running = state.withLock({ running -> Running? in
-            defer { running = nil }
+        guard let running = state.withLock({ phase -> Running? in
+            guard case .running(let running) = phase else { return nil }
+            phase = .stopping
             return running
         }) else { return }
         let connections = running.connections
@@ -102,10 +113,14 @@ public final class ForwardProxy: Sendable {
             connections.cutAll()  // ends the wait when the grace period ended first
         }
         keeper.stop()
+        state.withLock { $0 = .stopped }
     }
 
     private func accept(_ channel: SocketChannel) {
-        guard let running = state.withLock({ $0 }) else {
+        guard let running = state.withLock({ phase -> Running? in
+            guard case .running(let running) = phase else { return nil }
+            return running
+        }) else {
             channel.close()
             return
         }

@@ -51,6 +51,94 @@ import Glibc
         #expect(exit == 0, "\(proxy.standardError)")
     }
 
+    // MARK: Graceful stop
+
+    /// SIGTERM while a large download runs: the idle keep-alive connection is closed at once, the
+    /// download finishes whole, and the process exits 0 within the grace period.
+    @Test func sigtermLetsADownloadInFlightFinishAndExitsZero() async throws {
+        let proxy = try await RunningProxy(lab: lab, extra: ["--grace", "10"])
+        let idle = try RawClient(proxy.address)
+        let first = try await idle.roundTrip("GET \(whoami) HTTP/1.1\r\nHost: www.example.test\r\n\r\n", until: "origin=www")
+        #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        // 40 MB at 8 MB/s: about 5 s, far more than the socket buffers hold, so the proxy is relaying it
+        // when the signal comes.
+        let length = 40_000_000
+        let download = Task {
+            try await ProcessRunner.run("/usr/bin/curl", [
+                "-sS", "--max-time", "60", "--limit-rate", "8M", "-x", "http://\(proxy.address)", "-o", "/dev/null",
+                "-w", "%{http_code} %{size_download}", "http://www.example.test:\(lab.httpPort)/bytes/\(length)",
+            ])
+        }
+        try await Task.sleep(for: .seconds(1))
+        let signalled = ContinuousClock.now
+        proxy.signal(SIGTERM)
+        let idleClosed = try await idle.waitForClose()
+        let result = try await download.value
+        let downloaded = ContinuousClock.now - signalled
+        let status = await proxy.exitStatus(within: .seconds(12))
+        let exited = ContinuousClock.now - signalled
+        print("SIGTERM: idle connection closed after \(idleClosed), download done after \(downloaded), exit after \(exited)")
+        #expect(idleClosed < .seconds(1))
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "200 \(length)")
+        #expect(status == 0, "\(proxy.standardError)")
+        #expect(exited < .seconds(10))
+        #expect(proxy.standardError.contains("stopping: waiting up to 10 s for requests and tunnels in flight"))
+    }
+
+    /// A transfer longer than the grace period is cut when it ends, and the process exits 0 then.
+    @Test func sigtermCutsATransferLongerThanTheGrace() async throws {
+        let proxy = try await RunningProxy(lab: lab, extra: ["--grace", "1"])
+        // 100 bytes, one every 100 ms: about 10 s.
+        let download = Task {
+            try await ProcessRunner.run("/usr/bin/curl", ["-sS", "--max-time", "30", "-x", "http://\(proxy.address)",
+                                                          "-w", "\n%{size_download}",
+                                                          "http://www.example.test:\(lab.httpPort)/drip/100/100"])
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        let signalled = ContinuousClock.now
+        proxy.signal(SIGTERM)
+        let status = await proxy.exitStatus(within: .seconds(10))
+        let exited = ContinuousClock.now - signalled
+        let result = try await download.value
+        print("SIGTERM with --grace 1: a 10 s transfer cut, exit after \(exited)")
+        #expect(status == 0, "\(proxy.standardError)")
+        #expect(exited >= .milliseconds(950))
+        #expect(exited < .seconds(4))
+        #expect(result.status == 18)  // curl: partial file
+        let received = Int(result.standardOutput.split(separator: "\n").last ?? "") ?? -1
+        #expect((1..<100).contains(received), "\(received) bytes received")
+    }
+
+    // MARK: Connection limit
+
+    @Test func maxConnectionsAnswers503UntilAConnectionLeaves() async throws {
+        let proxy = try await RunningProxy(lab: lab, extra: ["--max-connections", "1"])
+        var idle: RawClient? = try RawClient(proxy.address)
+        _ = try await idle?.roundTrip("GET \(whoami) HTTP/1.1\r\nHost: www.example.test\r\n\r\n", until: "origin=www")
+        let refused = try await ProcessRunner.run("/usr/bin/curl", ["-sS", "--max-time", "5", "-x", "http://\(proxy.address)",
+                                                                    "-w", "%{http_code}", whoami])
+        #expect(refused.standardOutput == "The proxy is serving its maximum of 1 connections; try again later.\n503")
+        idle = nil  // closes it
+        let served = try await ProcessRunner.run("/usr/bin/curl", ["-sS", "--max-time", "5", "--retry", "3", "-x", "http://\(proxy.address)", whoami])
+        #expect(served.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n", "\(served.standardError)")
+        #expect(proxy.standardError.contains("hostpin proxy: 1 connections open (the maximum): answering new ones 503 until one closes"))
+        proxy.signal(SIGINT)
+        #expect(await proxy.exitStatus(within: .seconds(10)) == 0)
+    }
+
+    @Test(arguments: [
+        (["--max-connections", "0"], "hostpin: error: invalid value for '--max-connections': '0' is not a number from 1 to 1000000."),
+        (["--max-connections", "ten"], "hostpin: error: invalid value for '--max-connections': 'ten' is not a number from 1 to 1000000."),
+        (["--grace", "-1"], "hostpin: error: invalid value for '--grace': '-1' is not a number of seconds from 0 to 3600."),
+        (["--grace", "nan"], "hostpin: error: invalid value for '--grace': 'nan' is not a number of seconds from 0 to 3600."),
+    ])
+    func badLimitOrGraceIsAUsageError(arguments: [String], message: String) async throws {
+        let result = try await HostPinBinary.run(["proxy", "--server", "\(lab.trustedDNS)"] + arguments)
+        #expect(result.status == 2)
+        #expect(result.standardError.split(separator: "\n").first.map(String.init) == message)
+    }
+
     /// Reads `descriptor` until `expected` requests are accounted for (lines containing `marker`, plus
     /// the counts of `N access-log lines dropped` notices), or 10 s pass.
     private static func readAccessLog(_ descriptor: Int32, expecting expected: Int, marker: String) async throws
@@ -151,5 +239,62 @@ private final class RunningProxy: Sendable {
         }
         guard !process.isRunning, process.terminationReason == .exit else { return nil }
         return process.terminationStatus
+    }
+}
+
+/// A blocking client connection whose reads give up after 10 s; closed when released.
+private final class RawClient: Sendable {
+    let descriptor: Int32
+
+    /// Connects to `address` (`IP:PORT`, IPv4).
+    init(_ address: String) throws {
+        let parts = address.split(separator: ":")
+        guard parts.count == 2, let port = UInt16(parts[1]) else { throw RunningProxy.Failure(description: "bad address \(address)") }
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var limit = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = port.bigEndian
+        target.sin_addr.s_addr = inet_addr(String(parts[0]))
+        let status = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(descriptor)
+            throw RunningProxy.Failure(description: "connect to \(address) failed (errno \(errno))")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends `text` and reads until what arrived contains `marker`.
+    func roundTrip(_ text: String, until marker: String) async throws -> String {
+        let descriptor = descriptor
+        return try await ProxyCommandTests.offPool {
+            let bytes = Array(text.utf8)
+            guard send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+                throw RunningProxy.Failure(description: "send failed")
+            }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !String(decoding: received, as: UTF8.self).contains(marker) {
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                guard count > 0 else { throw RunningProxy.Failure(description: "closed before '\(marker)'") }
+                received.append(contentsOf: buffer[..<count])
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
+    /// How long until the peer closes the connection (end of stream), at most 10 s.
+    func waitForClose() async throws -> Duration {
+        let descriptor = descriptor
+        return try await ProxyCommandTests.offPool {
+            let started = ContinuousClock.now
+            var byte: UInt8 = 0
+            guard recv(descriptor, &byte, 1, 0) == 0 else { throw RunningProxy.Failure(description: "not closed within 10 s") }
+            return ContinuousClock.now - started
+        }
     }
 }
