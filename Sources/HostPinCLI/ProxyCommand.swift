@@ -32,12 +32,13 @@ struct ProxyCommand: Subcommand {
           --timeout SECONDS           How long an origin may take to accept a connection and begin its
                                       response (default \(Int(Self.defaultTimeoutSeconds))); resolving a name
                                       takes at most 5 s of it.
-          --max-connections N         Serve at most N client connections at once (default
-                                      \(Self.defaultMaximumConnections)); more are answered 503 and closed. Each
-                                      needs up to two open files: keep ulimit -n above 2N.
-          --grace SECONDS             On SIGINT or SIGTERM, let requests and tunnels in flight run this
-                                      long before they are cut (default \(Int(Self.defaultGraceSeconds)); 0 cuts
-                                      at once). New connections are refused and idle ones closed at once.
+          --max-connections N         Serve at most N client connections at once (default \(Self.defaultMaximumConnections));
+                                      more are answered 503 and closed. Each needs up to two open
+                                      files: keep ulimit -n above 2N.
+          --grace SECONDS             On SIGINT or SIGTERM, let requests and tunnels in flight run up
+                                      to this long (default \(Int(Self.defaultGraceSeconds))), then cut them; 0 or a second
+                                      signal cuts at once. New connections are refused and idle
+                                      ones closed at once.
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -136,7 +137,13 @@ struct ProxyCommand: Subcommand {
             return .notFound
         }
         await StopSignal.wait()
-        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight")
+        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
+                      + "(signal again to cut them at once)")
+        // A second signal cuts what is left at once (its thread may still wait when the process exits).
+        Task {
+            await StopSignal.wait()
+            await proxy.stop(grace: .zero)
+        }
         await proxy.stop(grace: grace)
         _ = await accessLog.finish(within: .seconds(2))
         return .success

@@ -6,9 +6,11 @@ import Synchronization
 /// (for a graceful stop: idle ones are closed at once, busy ones get the grace period).
 ///
 /// A connection is *busy* from the first byte of a request head to the end of its response or tunnel,
-/// and *idle* otherwise (accepted but silent, or kept alive between requests). The idle→busy step and
-/// the stop decide under one lock, so a connection is either closed as idle or allowed to finish its
-/// request, never both and never neither.
+/// and *idle* otherwise (accepted but silent, or kept alive between requests). At a stop, an idle
+/// connection whose socket holds unread bytes (a request that arrived before its task read it) is left
+/// to become busy; the others are marked closing and shut down. The idle→busy step checks that mark
+/// under the same lock, so a connection is either closed as idle or allowed to finish its request,
+/// never both and never neither.
 final class ConnectionRegistry: Sendable {
     /// What ``admit(_:)`` decided.
     enum Admission {
@@ -24,6 +26,8 @@ final class ConnectionRegistry: Sendable {
         let channel: SocketChannel
         var task: Task<Void, Never>?
         var busy = false
+        /// Shut down by the stop as idle: it must not begin a request.
+        var closing = false
     }
 
     private struct State {
@@ -81,10 +85,10 @@ final class ConnectionRegistry: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    /// Marks connection `id` busy; `false` when the proxy is stopping (the connection closes instead).
+    /// Marks connection `id` busy; `false` when the stop closed it as idle (the connection ends instead).
     func beginRequest(_ id: UInt64) -> Bool {
         state.withLock { state in
-            guard !state.stopping else { return false }
+            guard state.entries[id]?.closing == false else { return false }
             state.entries[id]?.busy = true
             return true
         }
@@ -104,13 +108,22 @@ final class ConnectionRegistry: Sendable {
         state.withLock { $0.stopping }
     }
 
-    /// Admits no more connections and shuts the idle ones down; busy ones finish their request.
+    /// Admits no more connections and shuts the idle ones down; busy ones finish their request, and so
+    /// do idle ones with a request already waiting in their socket.
     func beginStopping() {
-        let idle = state.withLock { state -> [SocketChannel] in
+        let idle = state.withLock { state -> [(UInt64, SocketChannel)] in
             state.stopping = true
-            return state.entries.values.filter { !$0.busy }.map(\.channel)
+            return state.entries.filter { !$0.value.busy }.map { ($0.key, $0.value.channel) }
         }
-        idle.forEach { $0.shutdown() }
+        let quiet = idle.filter { $0.1.isQuiet() }  // a peek, outside the lock
+        let closing = state.withLock { state -> [SocketChannel] in
+            quiet.compactMap { id, channel in
+                guard state.entries[id]?.busy == false else { return nil }  // began a request meanwhile
+                state.entries[id]?.closing = true
+                return channel
+            }
+        }
+        closing.forEach { $0.shutdown() }
     }
 
     /// Shuts every remaining connection down and cancels its task (the grace period is over).

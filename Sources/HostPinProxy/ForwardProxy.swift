@@ -35,7 +35,7 @@ public final class ForwardProxy: Sendable {
         case stopped
         case running(Running)
         /// ``stop(grace:)`` is under way: nothing is accepted, connections finish or are cut.
-        case stopping
+        case stopping(ConnectionRegistry)
     }
 
     /// Guards the phase: while running, the listener and the registry of client connections.
@@ -92,19 +92,45 @@ public final class ForwardProxy: Sendable {
     /// Stops the proxy gracefully: stops accepting at once, closes idle connections (kept alive between
     /// requests, or silent since they opened) at once, lets requests and tunnels in flight run for up to
     /// `grace`, then shuts down what is left; returns when every connection is closed. Responses sent
-    /// meanwhile say `Connection: close`. The proxy can be started again once this returns. Idempotent: a
-    /// call while stopped or stopping returns at once.
+    /// meanwhile say `Connection: close`. The proxy can be started again once this returns.
+    ///
+    /// A call while a stop is under way shortens its grace period to this call's (a second Ctrl-C cuts
+    /// at once with `.zero`) and returns when the connections are closed; a call while stopped returns
+    /// at once.
     ///
     /// - Parameter grace: How long transfers in flight may continue. Default: zero (cut them at once).
     public func stop(grace: Duration = .zero) async {
-        guard let running = state.withLock({ phase -> Running? in
-            guard case .running(let running) = phase else { return nil }
-            phase = .stopping
-            return running
-        }) else { return }
-        let connections = running.connections
-        connections.beginStopping()
-        await running.listener.close()
+        enum Step {
+            case stop(Running)
+            case shorten(ConnectionRegistry)
+            case none
+        }
+        let step = state.withLock { phase -> Step in
+            switch phase {
+            case .running(let running):
+                phase = .stopping(running.connections)
+                return .stop(running)
+            case .stopping(let connections): return .shorten(connections)
+            case .stopped: return .none
+            }
+        }
+        switch step {
+        case .stop(let running):
+            running.connections.beginStopping()
+            await running.listener.close()
+            await Self.drain(running.connections, grace: grace)
+            keeper.stop()
+            state.withLock { $0 = .stopped }
+        case .shorten(let connections):
+            await Self.drain(connections, grace: grace)
+        case .none:
+            break
+        }
+    }
+
+    /// Waits until every connection has ended or `grace` has passed, then cuts what is left and waits
+    /// for it to end.
+    private static func drain(_ connections: ConnectionRegistry, grace: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await connections.waitUntilEmpty() }
             group.addTask { await EventLoop.shared.sleep(until: .after(grace)) }
@@ -112,8 +138,6 @@ public final class ForwardProxy: Sendable {
             group.cancelAll()  // ends the sleep when the connections finished first
             connections.cutAll()  // ends the wait when the grace period ended first
         }
-        keeper.stop()
-        state.withLock { $0 = .stopped }
     }
 
     private func accept(_ channel: SocketChannel) {

@@ -63,13 +63,15 @@ import Glibc
         // 40 MB at 8 MB/s: about 5 s, far more than the socket buffers hold, so the proxy is relaying it
         // when the signal comes.
         let length = 40_000_000
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let download = Task {
             try await ProcessRunner.run("/usr/bin/curl", [
-                "-sS", "--max-time", "60", "--limit-rate", "8M", "-x", "http://\(proxy.address)", "-o", "/dev/null",
+                "-sS", "-N", "--max-time", "60", "--limit-rate", "8M", "-x", "http://\(proxy.address)", "-o", file,
                 "-w", "%{http_code} %{size_download}", "http://www.example.test:\(lab.httpPort)/bytes/\(length)",
             ])
         }
-        try await Task.sleep(for: .seconds(1))
+        try await Self.waitUntil(file, holds: 4_000_000)
         let signalled = ContinuousClock.now
         proxy.signal(SIGTERM)
         let idleClosed = try await idle.waitForClose()
@@ -90,12 +92,14 @@ import Glibc
     @Test func sigtermCutsATransferLongerThanTheGrace() async throws {
         let proxy = try await RunningProxy(lab: lab, extra: ["--grace", "1"])
         // 100 bytes, one every 100 ms: about 10 s.
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let download = Task {
-            try await ProcessRunner.run("/usr/bin/curl", ["-sS", "--max-time", "30", "-x", "http://\(proxy.address)",
-                                                          "-w", "\n%{size_download}",
+            try await ProcessRunner.run("/usr/bin/curl", ["-sS", "-N", "--max-time", "30", "-x", "http://\(proxy.address)",
+                                                          "-o", file, "-w", "%{size_download}",
                                                           "http://www.example.test:\(lab.httpPort)/drip/100/100"])
         }
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.waitUntil(file, holds: 1)
         let signalled = ContinuousClock.now
         proxy.signal(SIGTERM)
         let status = await proxy.exitStatus(within: .seconds(10))
@@ -106,8 +110,29 @@ import Glibc
         #expect(exited >= .milliseconds(950))
         #expect(exited < .seconds(4))
         #expect(result.status == 18)  // curl: partial file
-        let received = Int(result.standardOutput.split(separator: "\n").last ?? "") ?? -1
+        let received = Int(result.standardOutput) ?? -1
         #expect((1..<100).contains(received), "\(received) bytes received")
+    }
+
+    /// A second signal during the grace period cuts the transfers at once.
+    @Test func secondSignalCutsAtOnce() async throws {
+        let proxy = try await RunningProxy(lab: lab, extra: ["--grace", "30"])
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let download = Task {
+            try await ProcessRunner.run("/usr/bin/curl", ["-sS", "-N", "--max-time", "30", "-x", "http://\(proxy.address)",
+                                                          "-o", file, "http://www.example.test:\(lab.httpPort)/drip/100/100"])
+        }
+        try await Self.waitUntil(file, holds: 1)
+        proxy.signal(SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        let signalled = ContinuousClock.now
+        proxy.signal(SIGINT)
+        let status = await proxy.exitStatus(within: .seconds(10))
+        let exited = ContinuousClock.now - signalled
+        #expect(status == 0, "\(proxy.standardError)")
+        #expect(exited < .seconds(3))
+        #expect(try await download.value.status == 18)
     }
 
     // MARK: Connection limit
@@ -166,6 +191,24 @@ import Glibc
                 text += String(decoding: buffer[..<count], as: UTF8.self)
             }
             return tally()
+        }
+    }
+
+    /// A path in the temporary folder for a download.
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-proxy-cli-\(UUID().uuidString)").path
+    }
+
+    /// Waits until the file at `path` holds at least `count` bytes (the transfer is under way), at most 10 s.
+    static func waitUntil(_ path: String, holds count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        func size() -> Int {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        }
+        while size() < count {
+            guard ContinuousClock.now < deadline else { throw RunningProxy.Failure(description: "no download under way at \(path)") }
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 

@@ -22,11 +22,13 @@ import Glibc
                                                            until: "origin=www")
         #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n"))
         // 30 bytes, one every 100 ms: about 3 s.
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let download = Task {
-            try await ProxyLab.curl(["-x", "http://\(address)", "-w", "\n%{http_code} %{size_download}",
+            try await ProxyLab.curl(["-N", "-x", "http://\(address)", "-o", file, "-w", "%{http_code} %{size_download}",
                                      ProxyLab.http(lab, "www.example.test", "/drip/30/100")])
         }
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.waitUntil(file, holds: 1)
 
         let started = ContinuousClock.now
         let stopping = Task { await proxy.stop(grace: .seconds(20)) }
@@ -47,7 +49,7 @@ import Glibc
         let stopped = ContinuousClock.now - started
         print("graceful stop: idle closed after \(idleClosed), stopped after \(stopped)")
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput.hasSuffix("\n200 30"))
+        #expect(result.standardOutput == "200 30")
         #expect(stopped < .seconds(10))
         #expect((await log.waitFor(2)).map(\.status) == [200, 200])
     }
@@ -56,11 +58,13 @@ import Glibc
         let (proxy, address, _) = try ProxyLab.startProxy()
         let lab = try Lab.current()
         // 100 bytes, one every 100 ms: about 10 s.
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let download = Task {
-            try await ProxyLab.curl(["-x", "http://\(address)", "-w", "\n%{size_download}",
+            try await ProxyLab.curl(["-N", "-x", "http://\(address)", "-o", file, "-w", "%{size_download}",
                                      ProxyLab.http(lab, "www.example.test", "/drip/100/100")])
         }
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.waitUntil(file, holds: 1)
         let started = ContinuousClock.now
         await proxy.stop(grace: .seconds(1))
         let stopped = ContinuousClock.now - started
@@ -69,7 +73,7 @@ import Glibc
         #expect(stopped >= .milliseconds(950))
         #expect(stopped < .seconds(4))
         #expect(result.status == 18)  // curl: partial file
-        let received = Int(result.standardOutput.split(separator: "\n").last ?? "") ?? -1
+        let received = Int(result.standardOutput) ?? -1
         #expect((1..<100).contains(received), "\(received) bytes received")
     }
 
@@ -85,7 +89,7 @@ import Glibc
             try await ProxyResourceTests.roundTrip(client, "GET http://127.0.0.1:\(origin.port)/late HTTP/1.1\r\nHost: x\r\n\r\n",
                                                    until: SlowOrigin.body(for: "/late"))
         }
-        try await Task.sleep(for: .milliseconds(300))
+        while origin.heads == 0 { try await Task.sleep(for: .milliseconds(20)) }
         await proxy.stop(grace: .seconds(10))
         let response = try await reply.value
         #expect(response.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -97,10 +101,12 @@ import Glibc
     @Test func stopWithoutGraceCutsAtOnceAndAStoppedProxyStartsAgain() async throws {
         let (proxy, address, _) = try ProxyLab.startProxy()
         let lab = try Lab.current()
+        let file = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let download = Task {
-            try await ProxyLab.curl(["-x", "http://\(address)", ProxyLab.http(lab, "www.example.test", "/drip/100/100")])
+            try await ProxyLab.curl(["-N", "-x", "http://\(address)", "-o", file, ProxyLab.http(lab, "www.example.test", "/drip/100/100")])
         }
-        try await Task.sleep(for: .milliseconds(700))
+        try await Self.waitUntil(file, holds: 1)
         let started = ContinuousClock.now
         await proxy.stop()
         #expect(ContinuousClock.now - started < .seconds(1))
@@ -111,5 +117,23 @@ import Glibc
         let result = try await ProxyLab.curl(["-x", "http://\(again)", ProxyLab.http(lab, "www.example.test", "/whoami")])
         #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
         await proxy.stop()
+    }
+
+    /// A path in the temporary folder for a download.
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-stop-\(UUID().uuidString)").path
+    }
+
+    /// Waits until the file at `path` holds at least `count` bytes (the transfer is under way), at most 10 s.
+    static func waitUntil(_ path: String, holds count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        func size() -> Int {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        }
+        while size() < count {
+            guard ContinuousClock.now < deadline else { throw TestSockets.Failure(description: "no download under way at \(path)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 }
