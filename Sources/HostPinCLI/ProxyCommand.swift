@@ -4,12 +4,12 @@ import HostPin
 import HostPinProxy
 
 /// `hostpin proxy`: runs the HTTP/CONNECT forward proxy (``ForwardProxy``) with pinned resolution until
-/// SIGINT or SIGTERM. A thin wrapper: parse, configure, start, print, wait.
+/// SIGINT or SIGTERM, then stops it gracefully. A thin wrapper: parse, configure, start, print, wait.
 struct ProxyCommand: Subcommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT]... [--allow-remote] [--allow-private] "
-        + "[--allow-connect-port PORT]... [--timeout SECONDS]"
+        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -32,11 +32,21 @@ struct ProxyCommand: Subcommand {
           --timeout SECONDS           How long an origin may take to accept a connection and begin its
                                       response (default \(Int(Self.defaultTimeoutSeconds))); resolving a name
                                       takes at most 5 s of it.
+          --max-connections N         Serve at most N client connections at once (default \(Self.defaultMaximumConnections));
+                                      more are answered 503 and closed. Each needs up to two open
+                                      files: keep ulimit -n above 2N.
+          --grace SECONDS             On SIGINT or SIGTERM, let requests and tunnels in flight run up
+                                      to this long (default \(Int(Self.defaultGraceSeconds))), then cut them; 0 or a second
+                                      signal cuts at once. New connections are refused and idle
+                                      ones closed at once.
           -h, --help                  Show this help.
 
         OUTPUT:
           'listening on IP:PORT' on standard error once bound; one access-log line per request on
-          standard output: time client method target pinned-address status bytes duration.
+          standard output: time client method target pinned-address status bytes duration. The log
+          never makes a connection wait: lines queue in memory (1 MiB) while standard output is slow,
+          and when the queue is full they are dropped and counted ('hostpin: N access-log lines
+          dropped ...' in their place).
 
         \(UpstreamSelection.helpSection)
 
@@ -49,10 +59,14 @@ struct ProxyCommand: Subcommand {
 
     static let defaultListen = "127.0.0.1:8118"
     static let defaultTimeoutSeconds = 30.0
+    static let defaultMaximumConnections = 1024
+    static let defaultGraceSeconds = 10.0
 
     let configuration: ForwardProxy.Configuration
     let resolverConfiguration: TrustedResolver.Configuration
     let family: AddressFamily
+    /// How long transfers in flight may run after SIGINT or SIGTERM.
+    let grace: Duration
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         var configuration = ForwardProxy.Configuration()
@@ -75,6 +89,18 @@ struct ProxyCommand: Subcommand {
         }.last ?? .milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
         configuration.connectTimeout = timeout
         configuration.originTimeout = timeout
+        configuration.maximumConnections = try parser.values("--max-connections") { text throws(UsageError) -> Int in
+            guard text.allSatisfy(\.isNumber), let count = Int(text), (1...1_000_000).contains(count) else {
+                throw .invalidValue(option: "--max-connections", reason: "'\(text)' is not a number from 1 to 1000000")
+            }
+            return count
+        }.last ?? Self.defaultMaximumConnections
+        let grace = try parser.values("--grace") { text throws(UsageError) -> Duration in
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+                throw .invalidValue(option: "--grace", reason: "'\(text)' is not a number of seconds from 0 to 3600")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }.last ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
         let options = try TrustedOptions(parsing: &parser)
         try parser.finish()
         if !configuration.allowRemote, configuration.listenAddress.address.specialPurposeBlock?.name != "loopback" {
@@ -86,6 +112,7 @@ struct ProxyCommand: Subcommand {
         self.configuration = configuration
         self.resolverConfiguration = resolverConfiguration
         self.family = options.family
+        self.grace = grace
     }
 
     func run() async -> ExitStatus {
@@ -97,8 +124,9 @@ struct ProxyCommand: Subcommand {
             return .upstreamFailure
         }
         var configuration = configuration
-        let output = FileHandle.standardOutput
-        configuration.accessLog = { entry in output.write(Data((entry.description + "\n").utf8)) }
+        // Written by a thread of its own: a slow reader of standard output must not block a connection.
+        let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
+        configuration.accessLog = { entry in accessLog.append(entry.description) }
         let resolver = FamilyResolver(inner: CachingResolver(upstream: trusted), family: family)
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
         do throws(ListenError) {
@@ -109,8 +137,25 @@ struct ProxyCommand: Subcommand {
             return .notFound
         }
         await StopSignal.wait()
-        await proxy.stop()
+        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
+                      + "(signal again to cut them at once)")
+        // A second signal cuts what is left at once (its thread may still wait when the process exits).
+        Task {
+            await StopSignal.wait()
+            await proxy.stop(grace: .zero)
+        }
+        await proxy.stop(grace: grace)
+        _ = await accessLog.finish(within: .seconds(2))
         return .success
+    }
+}
+
+extension ProxyCommand {
+    /// `10 s`, `0.5 s`.
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 }
 

@@ -75,6 +75,16 @@ final class BufferedInput: Sendable {
         return try await channel.read(maximum: maximum, deadline: deadline)
     }
 
+    /// Waits until at least one byte is buffered, reading from the socket if none is.
+    ///
+    /// - Returns: `false` at end of stream, when the deadline passes, or when the socket fails or is shut down.
+    func awaitBytes(deadline: ContinuousClock.Instant) async -> Bool {
+        if hasBuffered { return true }
+        guard let bytes = try? await channel.read(deadline: deadline), !bytes.isEmpty else { return false }
+        put(bytes)
+        return true
+    }
+
     /// Puts `bytes` back in front of anything buffered.
     func unread(_ bytes: some Collection<UInt8>) {
         guard !bytes.isEmpty else { return }

@@ -26,8 +26,13 @@ extension ForwardProxy {
         /// How long the origin may take to send its response head once the request head is sent; then
         /// the client gets 504. Default: 30 seconds.
         public var originTimeout: Duration = .seconds(30)
-        /// The longest wait for one read or write while a body is relayed, and for the next request on
-        /// an idle keep-alive connection. Default: 60 seconds.
+        /// How long a client may take to send a whole request head: from the connection's opening for
+        /// its first request, from the first byte of the head for later ones. A head begun but not
+        /// finished in time is answered 408 (a slowloris client holds a connection at most this long).
+        /// Default: 20 seconds.
+        public var requestHeadTimeout: Duration = .seconds(20)
+        /// The longest wait for one read or write while a body is relayed, and for the first byte of the
+        /// next request on an idle keep-alive connection. Default: 60 seconds.
         public var idleTimeout: Duration = .seconds(60)
         /// How long an origin connection kept open after a response (for the same client connection's
         /// next request to the same pinned address and `Host`) may wait unused before it is closed.
@@ -36,6 +41,12 @@ extension ForwardProxy {
         /// How long a CONNECT tunnel may carry no bytes in either direction before it is closed.
         /// Default: 10 minutes.
         public var tunnelIdleTimeout: Duration = .seconds(600)
+        /// The most client connections served at once. A connection accepted beyond it is answered
+        /// `503 Service Unavailable` (with `Retry-After: 1` and `Connection: close`) and closed; those
+        /// already open are served as usual. Each connection holds one descriptor, and one more for its
+        /// origin: the process's limit on open files (`ulimit -n`) should be about twice this. Default:
+        /// 1024.
+        public var maximumConnections = 1024
         /// Size limits on request and response heads.
         public var headLimits = HeadLimits()
         /// The pseudonym in the `Via` field added to every forwarded message (RFC 9110 §7.6.3).

@@ -12,7 +12,7 @@ import Synchronization
 /// let proxy = ForwardProxy(configuration: configuration, resolver: CachingResolver(upstream: trusted))
 /// let address = try proxy.start()      // the port the kernel chose
 /// …
-/// await proxy.stop()
+/// await proxy.stop(grace: .seconds(10))
 /// ```
 ///
 /// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose
@@ -28,13 +28,18 @@ public final class ForwardProxy: Sendable {
 
     private struct Running {
         var listener: Listener
-        var connections: [UInt64: (channel: SocketChannel, task: Task<Void, Never>)] = [:]
-        var nextID: UInt64 = 0
+        var connections: ConnectionRegistry
     }
 
-    /// Guards the listener and the open client connections with their tasks (added by the accept
-    /// handler, removed by each connection's task when it ends, all shut down by ``stop()``).
-    private let state = Mutex<Running?>(nil)
+    private enum Phase {
+        case stopped
+        case running(Running)
+        /// ``stop(grace:)`` is under way: nothing is accepted, connections finish or are cut.
+        case stopping(ConnectionRegistry)
+    }
+
+    /// Guards the phase: while running, the listener and the registry of client connections.
+    private let state = Mutex(Phase.stopped)
     /// Closes origin connections kept idle between a client connection's requests for too long.
     private let keeper: OriginKeeper
 
@@ -46,31 +51,34 @@ public final class ForwardProxy: Sendable {
     }
 
     /// Where the proxy listens, with the real port when ``Configuration/listenAddress`` had port 0;
-    /// `nil` while stopped.
+    /// `nil` while stopped or stopping.
     public var boundAddress: SocketAddress? {
-        state.withLock { $0?.listener.boundAddress }
+        state.withLock { phase in
+            guard case .running(let running) = phase else { return nil }
+            return running.listener.boundAddress
+        }
     }
 
     /// Binds the listening socket and starts accepting connections; returns at once.
     ///
     /// - Returns: The bound address (see ``boundAddress``).
     /// - Throws: ``ListenError``: a non-loopback address without ``Configuration/allowRemote``, an
-    ///   address in use, or a proxy already running.
+    ///   address in use, or a proxy already running (or still stopping).
     @discardableResult
     public func start() throws(ListenError) -> SocketAddress {
         let address = configuration.listenAddress
         let isLoopback = address.address.specialPurposeBlock?.name == "loopback"
         guard isLoopback || configuration.allowRemote else { throw .remoteNotAllowed(address) }
-        if state.withLock({ $0 != nil }) { throw .alreadyStarted }
+        if state.withLock({ if case .stopped = $0 { false } else { true } }) { throw .alreadyStarted }
         let diagnostics = configuration.diagnosticLog
         let listener = try Listener(address: address) { error in
             diagnostics?("hostpin proxy: out of file descriptors (\(error)): closing new connections until descriptors are free")
         } onAccept: { [weak self] channel in
             self?.accept(channel)
         }
-        let started = state.withLock { running -> Bool in
-            guard running == nil else { return false }
-            running = Running(listener: listener)
+        let started = state.withLock { phase -> Bool in
+            guard case .stopped = phase else { return false }
+            phase = .running(Running(listener: listener, connections: ConnectionRegistry(maximum: configuration.maximumConnections)))
             return true
         }
         guard started else {
@@ -81,47 +89,86 @@ public final class ForwardProxy: Sendable {
         return listener.boundAddress
     }
 
-    /// Stops accepting, shuts every open connection and tunnel down, and waits for their tasks to end.
-    /// Idempotent.
-    public func stop() async {
-        guard let running = state.withLock({ running -> Running? in
-            defer { running = nil }
-            return running
-        }) else { return }
-        await running.listener.close()
-        for (channel, _) in running.connections.values { channel.shutdown() }
-        for (_, task) in running.connections.values {
-            task.cancel()
-            await task.value
+    /// Stops the proxy gracefully: stops accepting at once, closes idle connections (kept alive between
+    /// requests, or silent since they opened) at once, lets requests and tunnels in flight run for up to
+    /// `grace`, then shuts down what is left; returns when every connection is closed. Responses sent
+    /// meanwhile say `Connection: close`. The proxy can be started again once this returns.
+    ///
+    /// A call while a stop is under way shortens its grace period to this call's (a second Ctrl-C cuts
+    /// at once with `.zero`) and returns when the connections are closed; a call while stopped returns
+    /// at once.
+    ///
+    /// - Parameter grace: How long transfers in flight may continue. Default: zero (cut them at once).
+    public func stop(grace: Duration = .zero) async {
+        enum Step {
+            case stop(Running)
+            case shorten(ConnectionRegistry)
+            case none
         }
-        keeper.stop()
+        let step = state.withLock { phase -> Step in
+            switch phase {
+            case .running(let running):
+                phase = .stopping(running.connections)
+                return .stop(running)
+            case .stopping(let connections): return .shorten(connections)
+            case .stopped: return .none
+            }
+        }
+        switch step {
+        case .stop(let running):
+            running.connections.beginStopping()
+            await running.listener.close()
+            await Self.drain(running.connections, grace: grace)
+            keeper.stop()
+            state.withLock { $0 = .stopped }
+        case .shorten(let connections):
+            await Self.drain(connections, grace: grace)
+        case .none:
+            break
+        }
+    }
+
+    /// Waits until every connection has ended or `grace` has passed, then cuts what is left and waits
+    /// for it to end.
+    private static func drain(_ connections: ConnectionRegistry, grace: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await connections.waitUntilEmpty() }
+            group.addTask { await EventLoop.shared.sleep(until: .after(grace)) }
+            await group.next()
+            group.cancelAll()  // ends the sleep when the connections finished first
+            connections.cutAll()  // ends the wait when the grace period ended first
+        }
     }
 
     private func accept(_ channel: SocketChannel) {
-        let bound = boundAddress
-        let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
-                                        connectTimeout: configuration.connectTimeout,
-                                        proxy: bound.map { ListeningEndpoint(bound: $0) })
-        let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
-                                         parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
-        state.withLock { running in
-            guard running != nil else {
-                channel.close()
-                return
-            }
-            let id = running!.nextID
-            running!.nextID += 1
-            let task = Task { [weak self] in
-                await connection.run()
-                self?.finished(id)
-            }
-            running!.connections[id] = (channel, task)
+        guard let running = state.withLock({ phase -> Running? in
+            guard case .running(let running) = phase else { return nil }
+            return running
+        }) else {
+            channel.close()
+            return
         }
-    }
-
-    private func finished(_ id: UInt64) {
-        state.withLock { running in
-            _ = running?.connections.removeValue(forKey: id)
+        switch running.connections.admit(channel) {
+        case .stopping:
+            channel.close()
+        case .full(let firstOfEpisode):
+            if firstOfEpisode {
+                configuration.diagnosticLog?("hostpin proxy: \(configuration.maximumConnections) connections open (the maximum): "
+                                             + "answering new ones 503 until one closes")
+            }
+            Overload.refuse(channel, configuration: configuration)
+        case .admitted(let slot):
+            let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
+                                            connectTimeout: configuration.connectTimeout,
+                                            proxy: ListeningEndpoint(bound: running.listener.boundAddress))
+            let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
+                                             parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
+                                             slot: slot)
+            let task = Task {
+                await connection.run()
+                slot.registry.remove(slot.id)
+            }
+            slot.registry.attach(task, to: slot.id)
         }
     }
 }

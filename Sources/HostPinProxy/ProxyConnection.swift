@@ -12,16 +12,20 @@ import Musl
 /// forwards an absolute-form request to its pinned origin, opens a CONNECT tunnel, or answers with a
 /// ``ProxyError``.
 ///
-/// The states are the steps of ``run()``: wait for a head (idle timeout) → parse → resolve and connect →
+/// The states are the steps of ``run()``: wait for a head's first byte (idle; the head timeout for the
+/// first request, the idle timeout between requests) → read the head (busy from here; the head timeout)
+/// → parse → resolve and connect →
 /// send the head and, concurrently, the body while waiting for the response head (origin timeout; 1xx
 /// responses are passed on) → relay the response body → back to waiting, or close. A tunnel or any
-/// error ends the connection.
+/// error ends the connection, and so does a stopping proxy (``ConnectionSlot``) once the request is done.
 struct ProxyConnection: Sendable {
     let client: SocketChannel
     let configuration: ForwardProxy.Configuration
     let connector: OriginConnector
     let parser: RequestHeadParser
     let keeper: OriginKeeper
+    /// This connection's place among the proxy's connections: idle or busy, and whether the proxy stops.
+    let slot: ConnectionSlot
 
     /// What one request left behind.
     private struct Outcome {
@@ -53,16 +57,26 @@ struct ProxyConnection: Sendable {
             if let kept { discard(kept) }
             client.close()
         }
+        // The first request's head must be complete within the head timeout of the connection's opening.
+        var headDeadline = ContinuousClock.Instant.after(configuration.requestHeadTimeout)
         var first = true
         while true {
-            let deadline = ContinuousClock.Instant.after(first ? configuration.originTimeout : configuration.idleTimeout)
+            guard await input.awaitBytes(deadline: first ? headDeadline : .after(configuration.idleTimeout)) else { return }
+            if !first { headDeadline = .after(configuration.requestHeadTimeout) }
             first = false
+            guard slot.beginRequest() else { return }
             let bytes: [UInt8]?
             do throws(BufferedInput.HeadFailure) {
-                bytes = try await input.readHead(limits: configuration.headLimits, deadline: deadline, skippingEmptyLines: true)
+                bytes = try await input.readHead(limits: configuration.headLimits, deadline: headDeadline, skippingEmptyLines: true)
             } catch {
-                if case .head(let problem) = error {
+                switch error {
+                case .head(let problem):
                     await refuse(.malformedRequest(problem), method: "-", target: "-", started: ContinuousClock.now)
+                case .socket(.timedOut):
+                    await refuse(.requestHeadTimedOut(timeout: configuration.requestHeadTimeout), method: "-", target: "-",
+                                 started: ContinuousClock.now)
+                case .socket, .truncated:
+                    break
                 }
                 return
             }
@@ -75,7 +89,7 @@ struct ProxyConnection: Sendable {
                 await refuse(.malformedRequest(error), method: "-", target: "-", started: started)
                 return
             }
-            guard await serve(head, input: input, kept: &kept, started: started) else { return }
+            guard await serve(head, input: input, kept: &kept, started: started), slot.endRequest() else { return }
         }
     }
 
@@ -92,8 +106,7 @@ struct ProxyConnection: Sendable {
                 kept = nil
                 discard(previous)
             }
-            await Tunnel(client: client, input: input, configuration: configuration, connector: connector, keeper: keeper)
-                .open(head, authority: authority, started: started)
+            await Tunnel(connection: self, input: input).open(head, authority: authority, started: started)
             return false
         case .absoluteForm(let authority, let path):
             let when = AccessLogEntry.now()
@@ -266,6 +279,7 @@ struct ProxyConnection: Sendable {
         }
         let coding: BodyRelay.OutputCoding = framing == .chunked && head.version == .http11 ? .chunked : .identity
         let keepAlive = head.wantsKeepAlive && framing != .untilClose && !(framing == .chunked && coding == .identity)
+            && !slot.isStopping
         var outcome = Outcome(status: response.status, pinned: origin)
         do throws(SocketError) {
             try await client.write(ForwardedHead.response(response, coding: coding, closing: !keepAlive,

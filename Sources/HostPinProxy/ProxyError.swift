@@ -7,12 +7,20 @@ import HostPin
 /// |---|---|
 /// | 400 | malformed request head or body, origin-form or `*` request to the proxy, CONNECT with a body |
 /// | 403 | CONNECT port not allowed, private address not allowed, target is the proxy itself |
+/// | 408 | the request head did not arrive within the head timeout |
 /// | 414, 431, 501, 505 | the head problems ``HeadError/status`` names |
 /// | 502 | name not resolved, no address connects, origin closed or sent a malformed response |
+/// | 503 | the proxy already serves its maximum number of connections (with `Retry-After`) |
 /// | 504 | connecting or the response head took longer than the configured timeouts |
 public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The request head breaks RFC 9112 (status from ``HeadError/status``).
     case malformedRequest(HeadError)
+    /// The client began a request head but did not complete it within the head timeout (RFC 9110
+    /// §15.5.9): a slow or stalled client, or a slowloris attack.
+    case requestHeadTimedOut(timeout: Duration)
+    /// The proxy already serves ``ForwardProxy/Configuration/maximumConnections`` connections (RFC 9110
+    /// §15.6.4); sent as soon as the connection is accepted, before its request is read.
+    case overloaded(maximumConnections: Int)
     /// The request's chunked body is malformed.
     case malformedBody(ChunkError)
     /// An origin-form (`GET / HTTP/1.1`) or asterisk-form request: this is a proxy, not an origin, and
@@ -54,6 +62,8 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedRequest(let error): error.status
         case .malformedBody, .notAProxyRequest, .connectWithBody: 400
         case .connectPortNotAllowed, .privateAddress, .targetIsProxy: 403
+        case .requestHeadTimedOut: 408
+        case .overloaded: 503
         case .nameNotResolved, .noAddressConnected, .originClosed, .badOriginResponse: 502
         case .connectTimedOut, .originTimedOut: 504
         }
@@ -63,6 +73,9 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .malformedRequest(let error): "Malformed request: \(error)."
+        case .requestHeadTimedOut(let timeout): "The request head did not arrive within \(timeout.proxySeconds)."
+        case .overloaded(let maximum):
+            "The proxy is serving its maximum of \(maximum) connections; try again later."
         case .malformedBody(let error): "Malformed request body: \(error)."
         case .notAProxyRequest(let target):
             "This is a forward proxy: send an absolute-form target (http://host/path) or CONNECT host:port, not '\(target)'."
@@ -84,14 +97,15 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The full response: status line, `Content-Type`, `Content-Length`, `Connection: close`, `Via`, and
-    /// the sentence as the body.
+    /// The full response: status line, `Content-Type`, `Content-Length`, `Connection: close`, `Retry-After`
+    /// for 503 (one second: a connection usually frees soon), `Via`, and the sentence as the body.
     func response(via: String) -> [UInt8] {
         let body = description + "\n"
         let head = "HTTP/1.1 \(status) \(ReasonPhrase.for(status))\r\n"
             + "Content-Type: text/plain; charset=utf-8\r\n"
             + "Content-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\n"
+            + (status == 503 ? "Retry-After: 1\r\n" : "")
             + "Via: 1.1 \(via)\r\n\r\n"
         return Array((head + body).utf8)
     }

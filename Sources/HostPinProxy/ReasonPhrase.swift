@@ -10,6 +10,7 @@ enum ReasonPhrase {
         case 431: "Request Header Fields Too Large"
         case 501: "Not Implemented"
         case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
         case 505: "HTTP Version Not Supported"
         default: "Error"

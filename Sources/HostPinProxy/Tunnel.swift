@@ -6,16 +6,16 @@ import HostPinNet
 /// verifies the origin's real certificate. A side that finishes sending is half-closed on the other hop
 /// (FIN passed on); an error or ``ForwardProxy/Configuration/tunnelIdleTimeout`` ends both.
 struct Tunnel: Sendable {
-    let client: SocketChannel
+    /// The client connection the CONNECT request came on.
+    let connection: ProxyConnection
     let input: BufferedInput
-    let configuration: ForwardProxy.Configuration
-    let connector: OriginConnector
-    let keeper: OriginKeeper
+
+    private var client: SocketChannel { connection.client }
+    private var configuration: ForwardProxy.Configuration { connection.configuration }
+    private var connector: OriginConnector { connection.connector }
 
     /// Checks, connects, answers `200 Connection Established`, relays, and logs one line when done.
     func open(_ head: RequestHead, authority: RequestTarget.Authority, started: ContinuousClock.Instant) async {
-        let connection = ProxyConnection(client: client, configuration: configuration, connector: connector,
-                                         parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper)
         let when = AccessLogEntry.now()
         let origin: OriginConnector.Connection
         do throws(ProxyError) {

@@ -46,7 +46,22 @@ enum ProxyLab {
         allowPrivate: Bool = true,
         _ body: (_ proxy: SocketAddress, _ lab: Lab, _ log: AccessLogRecorder) async throws -> Result
     ) async throws -> Result {
-        let lab = try Lab.current()
+        let (proxy, address, log) = try startProxy(configure, allowPrivate: allowPrivate)
+        do {
+            let result = try await body(address, try Lab.current(), log)
+            await proxy.stop()
+            return result
+        } catch {
+            await proxy.stop()
+            throw error
+        }
+    }
+
+    /// Starts a proxy on `127.0.0.1:0` configured like ``withProxy(_:allowPrivate:_:)``'s; the caller stops it.
+    static func startProxy(_ configure: (inout ForwardProxy.Configuration) -> Void = { _ in }, allowPrivate: Bool = true)
+        throws -> (proxy: ForwardProxy, address: SocketAddress, log: AccessLogRecorder)
+    {
+        _ = try Lab.current()
         guard let resolver else { throw Lab.Problem.notRunning }
         let log = AccessLogRecorder()
         var configuration = ForwardProxy.Configuration()
@@ -55,15 +70,7 @@ enum ProxyLab {
         configuration.accessLog = { log.record($0) }
         configure(&configuration)
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
-        let address = try proxy.start()
-        do {
-            let result = try await body(address, lab, log)
-            await proxy.stop()
-            return result
-        } catch {
-            await proxy.stop()
-            throw error
-        }
+        return (proxy, try proxy.start(), log)
     }
 
     /// Runs `/usr/bin/curl -sS` with `arguments`.

@@ -97,7 +97,8 @@ import Glibc
         try await TestSockets.offPool { try blockingRoundTrip(descriptor, text, until: marker) }
     }
 
-    private static func blockingRoundTrip(_ descriptor: Int32, _ text: String, until marker: String) throws -> String {
+    /// Sends `text` on a blocking socket and reads until the received bytes contain `marker`.
+    static func blockingRoundTrip(_ descriptor: Int32, _ text: String, until marker: String) throws -> String {
         let bytes = Array(text.utf8)
         guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             throw ProxyProcess.Failure(description: "send failed")

@@ -14,6 +14,7 @@ final class SlowOrigin: Sendable {
     private let descriptor: Int32
     private let delay: Duration
     private let served = Mutex(0)
+    private let received = Mutex(0)
 
     init(delay: Duration) throws {
         (descriptor, port) = try TestSockets.bindLoopback(listening: true, backlog: 1024)
@@ -25,6 +26,9 @@ final class SlowOrigin: Sendable {
 
     /// Requests answered so far.
     var requests: Int { served.withLock { $0 } }
+
+    /// Request heads received so far (counted before the delay).
+    var heads: Int { received.withLock { $0 } }
 
     /// Stops accepting (the accept loop ends with the failing `accept`).
     func stop() { shutdown(descriptor, Int32(SHUT_RDWR)) }
@@ -62,6 +66,7 @@ final class SlowOrigin: Sendable {
             }
             let head = String(decoding: received[..<end!], as: UTF8.self)
             received.removeFirst(end!)
+            self.received.withLock { $0 += 1 }
             let line = head.prefix { $0 != "\r" }.split(separator: " ")
             let path = line.count > 1 ? String(line[1]) : "?"
             let closing = head.lowercased().contains("\r\nconnection: close\r\n")
