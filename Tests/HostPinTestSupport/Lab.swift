@@ -23,6 +23,18 @@ public struct Lab: Sendable {
     public let httpsPort: UInt16
     /// The lab CA's certificate (PEM), made at `scripts/lab up`.
     public let caFile: String
+    /// Unbound's DNS over HTTPS endpoint (RFC 8484), `https://dns.example.test:PORT/dns-query`;
+    /// nil for a lab started by an older `scripts/lab`.
+    public let dohURL: String?
+    /// Unbound's DNS over TLS server (RFC 7858), `tls://dns.example.test:PORT`; nil for a lab started
+    /// by an older `scripts/lab`.
+    public let dotServer: String?
+    /// The address `dns.example.test` (Unbound, DoH and DoT) listens on, without a port, for
+    /// `--bootstrap dns.example.test=ADDRESS`; nil for a lab started by an older `scripts/lab`.
+    public let dnsTLSAddress: String?
+    /// Inside `scripts/lab onpath` only: the address whose port 53 the on-path box leaves alone
+    /// (127.0.0.53, for a local stub); nil in the ordinary lab.
+    public let onPathStub: String?
 
     /// Why the lab cannot be used.
     public enum Problem: Error, CustomStringConvertible {
@@ -60,6 +72,10 @@ public struct Lab: Sendable {
             guard let value = values[name], !value.isEmpty else { throw Problem.missing(name) }
             return value
         }
+        func optional(_ name: String) -> String? {
+            guard let value = values[name], !value.isEmpty else { return nil }
+            return value
+        }
         func upstream(_ name: String) throws -> Upstream {
             guard let value = Upstream(try text(name)) else { throw Problem.missing(name) }
             return value
@@ -69,7 +85,9 @@ public struct Lab: Sendable {
         return Lab(trustedDNS: try upstream("LAB_TRUSTED_DNS"), trustedDNS2: try upstream("LAB_TRUSTED_DNS_2"),
                    countDNS: try upstream("LAB_COUNT_DNS"), countNSDConf: try text("LAB_COUNT_NSD_CONF"),
                    hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
-                   httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"))
+                   httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"),
+                   dohURL: optional("LAB_DOH_URL"), dotServer: optional("LAB_DOT_SERVER"),
+                   dnsTLSAddress: optional("LAB_DNS_TLS_ADDR"), onPathStub: optional("LAB_ONPATH_STUB"))
     }
 
     /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`).
