@@ -61,7 +61,7 @@ public final class TrustedResolver: HostResolver {
     }
 
     /// The TLS connections opened so far to the encrypted upstream at `index` in the upstream list (one
-    /// handshake each); `nil` for a plain upstream.
+    /// handshake each; tests check that connections are reused); `nil` for a plain upstream.
     func handshakes(atUpstream index: Int) -> Int? {
         (transports[index] as? EncryptedUpstreamTransport)?.transport.handshakes
     }
@@ -71,8 +71,9 @@ public final class TrustedResolver: HostResolver {
     /// Healthy upstreams are asked in configuration order, then those ``health`` holds down; one that
     /// times out, answers SERVFAIL or REFUSED, fails its encrypted transport (TLS, HTTP status, …), or
     /// sends a reply that is not a well-formed response to the query (another ID, QR clear, a question
-    /// that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is skipped and held down. NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only
-    /// records of the type asked for, on the CNAME chain from `name`, make the answer; with `any` the A
+    /// that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is skipped and held down.
+    /// NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only records of the type
+    /// asked for, on the CNAME chain from `name`, make the answer; with `any` the A
     /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
     /// asked), though the addresses it gave for the other family are the answer when no trusted upstream
     /// does better. When every trusted upstream has failed and
