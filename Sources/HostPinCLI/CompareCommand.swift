@@ -6,7 +6,8 @@ import HostPin
 struct CompareCommand: Subcommand {
     static let name = "compare"
     static let abstract = "Compare the trusted answer with the local resolver's; give a hijack verdict."
-    static let usage = "hostpin compare NAME [--server IP:PORT]... [--local IP:PORT] [--family 4|6|any] [--timeout SECONDS] [--json]"
+    static let usage = "hostpin compare NAME [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--local IP:PORT] [--family 4|6|any] [--timeout SECONDS] [--json]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -52,7 +53,7 @@ struct CompareCommand: Subcommand {
         json = try parser.flag("--json")
         options = try TrustedOptions(parsing: &parser)
         local = try parser.values("--local") { text throws(UsageError) in
-            try Upstream.commandLineValue(text, option: "--local")
+            try Upstream.commandLineValue(text, option: "--local", plainOnly: true)
         }.last
         let texts = parser.positionals()
         try parser.finish()
@@ -96,7 +97,7 @@ struct CompareCommand: Subcommand {
     /// The trusted side: a plain ``TrustedResolver`` (one query, nothing worth caching).
     private func resolveTrusted() async -> Result<Resolution, ResolutionError> {
         do throws(ResolutionError) {
-            let resolver = try TrustedResolver(configuration: options.configuration(useTCP: false))
+            let resolver = try await TrustedOptions.makeResolver(options.configuration(useTCP: false))
             return .success(try await resolver.resolve(name, family: options.family))
         } catch {
             return .failure(error)

@@ -11,7 +11,8 @@ import HostPinURL
 struct FetchCommand: Subcommand {
     static let name = "fetch"
     static let abstract = "Fetch a URL from the address the trusted upstreams give, as curl would."
-    static let usage = "hostpin fetch URL [--server IP:PORT]... [--family 4|6|any] [--timeout SECONDS] [--ca-file FILE] "
+    static let usage = "hostpin fetch URL [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] [--timeout SECONDS] "
         + "[-i] [-o FILE] [-X METHOD] [-d DATA] [--data-binary @FILE|DATA] [-H 'Name: value']... [-L] [--fail] "
         + "[--max-time SECONDS] [--rules FILE]"
     /// The hop limit of `-L`: URLSession's default (curl's is 50).
@@ -30,11 +31,10 @@ struct FetchCommand: Subcommand {
 
         OPTIONS:
         \(TrustedOptions.helpLines)
-                               (--timeout bounds each name resolution; --max-time the whole transfer.)
-          --ca-file FILE       Also trust the CA certificates in FILE (PEM) for https, besides the
-                               system's. Certificate verification is never turned off. A file that
-                               cannot be opened is a usage error (2); a regular file without a PEM
-                               certificate exits 77 before any request, whatever the URL's scheme.
+                               (--timeout bounds each name resolution; --max-time the whole transfer.
+                               A --ca-file that cannot be opened is a usage error (2); a regular file
+                               without a PEM certificate exits 77 before any request, whatever the
+                               URL's scheme.)
           -i, --include        Print the status line (HTTP/1.1 CODE REASON) and the header fields
                                (sorted by name) before the body, with CRLF line ends as curl does.
           -o, --output FILE    Write the response to FILE instead of standard output (- for standard
@@ -81,10 +81,9 @@ struct FetchCommand: Subcommand {
 
     /// The request: URL, method, body, headers.
     let request: FetchRequest
-    /// `--server`, `--family`, `--timeout` (the resolver's budget per name).
+    /// `--server`, `--bootstrap`, `--pin`, `--ca-file`, `--family`, `--timeout` (the resolver's budget per
+    /// name).
     let options: TrustedOptions
-    /// `--ca-file`.
-    let caFile: String?
     /// `-o`, `-i`, `--fail`.
     let output: FetchTransfer.Options
     /// `-L`.
@@ -97,10 +96,6 @@ struct FetchCommand: Subcommand {
     init(parsing parser: inout OptionParser) throws(UsageError) {
         // Options with values first, so a value such as `-d -i` is not taken for a flag.
         options = try TrustedOptions(parsing: &parser)
-        caFile = try parser.values("--ca-file") { path throws(UsageError) in
-            try InputFile.checkReadable(path, option: "--ca-file")
-            return path
-        }.last
         let outputPath = try parser.values(anyOf: ["-o", "--output"]).last
         maxTime = try parser.values("--max-time") { text throws(UsageError) in
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0.001, seconds <= 86_400 else {
@@ -124,13 +119,14 @@ struct FetchCommand: Subcommand {
     }
 
     func run() async -> ExitStatus {
+        let caFile = options.caFile
         if let caFile, let problem = Self.caFileProblem(caFile) {
             Console.error("hostpin: problem with the CA certificate file \(caFile): \(problem)")
             return .caFileProblem
         }
         let resolver: CachingResolver
         do throws(ResolutionError) {
-            resolver = CachingResolver(upstream: try TrustedResolver(configuration: options.configuration(useTCP: false)))
+            resolver = CachingResolver(upstream: try await TrustedOptions.makeResolver(options.configuration(useTCP: false)))
         } catch {
             Console.error("hostpin: could not resolve host \(request.url.host ?? ""): \(error)")
             return .couldNotResolve

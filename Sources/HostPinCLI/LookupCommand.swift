@@ -5,7 +5,8 @@ import HostPin
 struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
-    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT]... [--family 4|6|any] "
+    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
+        + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
         + "[--timeout SECONDS] [--tcp] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
@@ -32,7 +33,7 @@ struct LookupCommand: Subcommand {
                                more in flight would overflow the socket's receive buffer and time
                                out for nothing.
         \(TrustedOptions.helpLines)
-          --tcp                Send every query over TCP.
+          --tcp                Send every plain DNS query over TCP (DoH and DoT always run over TCP).
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -68,7 +69,7 @@ struct LookupCommand: Subcommand {
     let source: Source
     /// `--concurrency`: the most resolutions in flight (and answers held for ordering).
     let concurrency: Int
-    /// `--server`, `--family`, `--timeout`.
+    /// `--server`, `--bootstrap`, `--pin`, `--ca-file`, `--family`, `--timeout`.
     let options: TrustedOptions
     /// `--tcp`.
     let useTCP: Bool
@@ -108,7 +109,7 @@ struct LookupCommand: Subcommand {
         let feed: any LookupFeed
         let resolver: Result<any HostResolver, ResolutionError>
         do throws(ResolutionError) {
-            let trusted = try TrustedResolver(configuration: options.configuration(useTCP: useTCP))
+            let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
             switch source {
             case .names(let names):
                 // A cache in front makes a repeated argument one query.

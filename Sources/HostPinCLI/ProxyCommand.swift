@@ -8,7 +8,8 @@ import HostPinProxy
 struct ProxyCommand: Subcommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
-    static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT]... [--allow-remote] [--allow-private] "
+    static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS]"
     static var help: String {
         """
@@ -26,8 +27,13 @@ struct ProxyCommand: Subcommand {
           --allow-private             Allow targets that resolve to private, loopback or link-local
                                       addresses (RFC 6890); refused by default (DNS rebinding).
           --allow-connect-port PORT   Allow CONNECT to PORT as well as 443; repeatable.
-          --server IP:PORT            A trusted upstream; repeat for failover, tried in order.
-                                      Wins over HOSTPIN_UPSTREAMS.
+          --server IP:PORT|URL        A trusted upstream: IP:PORT (plain DNS), https://NAME[:PORT]/PATH
+                                      (DNS over HTTPS) or tls://NAME[:PORT] (DNS over TLS); repeat
+                                      for failover, tried in order. Wins over HOSTPIN_UPSTREAMS.
+          --bootstrap NAME=IP[,IP...] Where an encrypted upstream's NAME is; repeatable (see
+                                      'hostpin lookup --help').
+          --pin NAME=sha256//BASE64   Accept NAME's certificate only with this public key; repeatable.
+          --ca-file FILE              Also trust the CA certificates in FILE (PEM) for DoH and DoT.
           --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS           How long an origin may take to accept a connection and begin its
                                       response (default \(Int(Self.defaultTimeoutSeconds))); resolving a name
@@ -118,7 +124,7 @@ struct ProxyCommand: Subcommand {
     func run() async -> ExitStatus {
         let trusted: TrustedResolver
         do throws(ResolutionError) {
-            trusted = try TrustedResolver(configuration: resolverConfiguration)
+            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
         } catch {
             Console.error("hostpin: \(error)")
             return .upstreamFailure

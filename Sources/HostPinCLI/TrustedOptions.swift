@@ -1,7 +1,8 @@
 import HostPin
 
-/// The options every resolving subcommand shares (`--server`, `--family`, `--timeout`), parsed in one
-/// place like swift-argument-parser's `@OptionGroup`, so they mean the same thing everywhere.
+/// The options every resolving subcommand shares (`--server`, `--bootstrap`, `--pin`, `--ca-file`,
+/// `--family`, `--timeout`), parsed in one place like swift-argument-parser's `@OptionGroup`, so they
+/// mean the same thing everywhere.
 struct TrustedOptions: Sendable {
     /// The trusted upstreams and where they came from.
     let selection: UpstreamSelection
@@ -9,17 +10,37 @@ struct TrustedOptions: Sendable {
     let family: AddressFamily
     /// The total time one resolution may take (`--timeout`, seconds).
     let budget: Duration
+    /// `--ca-file`: CA certificates trusted besides the system's, for every TLS check (DoH, DoT, fetch).
+    let caFile: String?
 
     /// The budget when `--timeout` is not given.
     static let defaultBudget: Duration = .seconds(5)
 
-    /// Takes `--server` (repeatable), `--family` and `--timeout` from `parser`, then resolves the upstream
-    /// precedence against the environment.
+    /// Takes `--server`, `--bootstrap`, `--pin` (each repeatable), `--ca-file`, `--family` and `--timeout`
+    /// from `parser`, then resolves the upstream precedence against the environment.
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let servers = try parser.values("--server") { text throws(UsageError) in
             try Upstream.commandLineValue(text, option: "--server")
         }
-        selection = try UpstreamSelection(flags: servers)
+        let bootstrap = try parser.values("--bootstrap") { text throws(UsageError) in
+            do throws(EncryptedUpstreamError) {
+                return try UpstreamBootstrap.parse(text)
+            } catch {
+                throw .invalidValue(option: "--bootstrap", reason: error.description)
+            }
+        }
+        let pins = try parser.values("--pin") { text throws(UsageError) in
+            do throws(EncryptedUpstreamError) {
+                return try UpstreamPin.parse(text)
+            } catch {
+                throw .invalidValue(option: "--pin", reason: error.description)
+            }
+        }
+        caFile = try parser.values("--ca-file") { path throws(UsageError) in
+            try InputFile.checkReadable(path, option: "--ca-file")
+            return path
+        }.last
+        selection = try UpstreamSelection(flags: servers, bootstrap: bootstrap, pins: pins, extraCAFile: caFile)
         family = try parser.value("--family", as: AddressFamily.self, expected: "4, 6 or any") ?? .any
         budget = try parser.values("--timeout", Self.parseSeconds).last ?? Self.defaultBudget
     }
@@ -36,7 +57,8 @@ struct TrustedOptions: Sendable {
     /// c-ares's first per-try timeout: small enough that every upstream's two tries (t, then 2t: c-ares
     /// doubles it) fit into three quarters of the budget together, so failover reaches every upstream and
     /// a silent one is reported by name ("127.0.0.1:5353: timeout") rather than by the budget running
-    /// out; at most c-ares's usual 1 s, at least 50 ms.
+    /// out; at most c-ares's usual 1 s, at least 50 ms. An encrypted upstream gets both tries' time for
+    /// its one exchange (``TrustedResolver``).
     func perTryTimeout(upstreamCount: Int) -> Duration {
         let share = budget / (4 * max(1, upstreamCount))
         return min(.seconds(1), max(.milliseconds(50), share))
@@ -52,10 +74,43 @@ struct TrustedOptions: Sendable {
         return configuration
     }
 
+    /// The resolver for `configuration`, once the NAME of every encrypted upstream without a bootstrap
+    /// address has been looked up through the plain upstreams listed (once, at start), each lookup told
+    /// on standard error.
+    ///
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` when a transport cannot be set up.
+    static func makeResolver(_ configuration: TrustedResolver.Configuration) async throws(ResolutionError)
+        -> TrustedResolver
+    {
+        let (bootstrapped, lookups) = await configuration.bootstrappingThroughPlainUpstreams()
+        for lookup in lookups {
+            let servers = lookup.through.map(\.description).joined(separator: ", ")
+            switch lookup.outcome {
+            case .success(let addresses):
+                Console.error("hostpin: no --bootstrap gives \(lookup.name)'s address; looked up through the plain "
+                              + "upstreams (\(servers)): \(addresses.map(\.description).joined(separator: ", "))")
+            case .failure(let error):
+                Console.error("hostpin: no --bootstrap gives \(lookup.name)'s address, and looking it up through the "
+                              + "plain upstreams (\(servers)) failed: \(error); its encrypted upstreams will fail")
+            }
+        }
+        return try TrustedResolver(configuration: bootstrapped)
+    }
+
     /// The help lines for these options.
     static let helpLines = """
-          --server IP:PORT     A trusted upstream; repeat for failover, tried in order.
-                               Wins over HOSTPIN_UPSTREAMS.
+          --server IP:PORT|URL A trusted upstream: IP:PORT or [IPv6]:PORT (plain DNS),
+                               https://NAME[:PORT]/PATH (DNS over HTTPS) or tls://NAME[:PORT] (DNS
+                               over TLS); repeat for failover, tried in order. Wins over HOSTPIN_UPSTREAMS.
+          --bootstrap NAME=IP[,IP...]
+                               Where an encrypted upstream's NAME is; repeatable. Without one, NAME is
+                               looked up once, at start, through the plain upstreams listed (and said
+                               so on standard error); with none listed, that is a usage error (2).
+          --pin NAME=sha256//BASE64[;sha256//BASE64...]
+                               Accept NAME's certificate only with one of these public keys (SHA-256
+                               of its SubjectPublicKeyInfo, base64); repeatable.
+          --ca-file FILE       Also trust the CA certificates in FILE (PEM), besides the system's,
+                               for every TLS check (DoH, DoT, https). Verification is never turned off.
           --family 4|6|any     Ask for A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS    Total time for one name, fractions allowed (default 5).
         """

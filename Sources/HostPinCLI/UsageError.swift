@@ -33,6 +33,9 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableStandardInput(reason: String)
     /// Two parts of the command line cannot go together; the text says which and why.
     case conflict(String)
+    /// An encrypted upstream names its server by a host name that no `--bootstrap` gives an address for,
+    /// and no plain upstream is listed to look it up through (the system resolver never is).
+    case unbootstrapped(upstream: String, name: String)
 
     var description: String {
         switch self {
@@ -65,6 +68,10 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot read standard input: \(Self.clause(reason))."
         case .conflict(let text):
             "\(text)."
+        case .unbootstrapped(let upstream, let name):
+            "'\(upstream)' names its server by host name, and nothing says where \(name) is: give "
+                + "--bootstrap \(name)=IP[,IP...], or list a plain upstream (IP:PORT) to look it up through "
+                + "(the system resolver is never asked)."
         }
     }
 

@@ -41,7 +41,7 @@ import Testing
                                            environment: ["HOSTPIN_UPSTREAMS": "\(lab.trustedDNS),dns.example"])
         #expect(result.status == 2)
         #expect(result.standardError == """
-            hostpin: error: invalid HOSTPIN_UPSTREAMS: 'dns.example' is not an IP address (expected IP or IP:PORT, IPv6 as [IP]:PORT).
+            hostpin: error: invalid HOSTPIN_UPSTREAMS: 'dns.example' is not an upstream (expected IP or IP:PORT, IPv6 as [IP]:PORT, https://NAME[:PORT]/PATH for DNS over HTTPS or tls://NAME[:PORT] for DNS over TLS).
             See 'hostpin lookup --help'.
 
             """)

@@ -7,6 +7,8 @@ import Testing
     /// An upstream nothing answers on: passed so that no test can reach the public defaults even if
     /// parsing unexpectedly succeeds.
     private let unused = SilentUpstream.closedPort
+    /// The public default set as the help lists it (never contacted by a test).
+    static let defaultUpstreams = "https://cloudflare-dns.com/dns-query, https://dns.google/dns-query, https://dns.quad9.net/dns-query"
 
     @Test func toolHelpListsSubcommandsDefaultsAndExitCodes() async throws {
         let result = try await HostPinBinary.run(["--help"])
@@ -17,7 +19,7 @@ import Testing
         #expect(result.standardOutput.contains("  compare "))
         #expect(result.standardOutput.contains("  fetch "))
         #expect(result.standardOutput.contains(" 60  fetch: "))
-        #expect(result.standardOutput.contains("1.1.1.1:53, 8.8.8.8:53, 9.9.9.9:53"))
+        #expect(result.standardOutput.contains(Self.defaultUpstreams))
         #expect(result.standardOutput.contains("HOSTPIN_UPSTREAMS"))
         #expect(result.standardOutput.contains("  4  compare: the local resolver's answer contradicts"))
         #expect(try await HostPinBinary.run(["-h"]).standardOutput == result.standardOutput)
@@ -29,10 +31,14 @@ import Testing
         let result = try await HostPinBinary.run([name, "--help"])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("USAGE: hostpin \(name) NAME"))
-        #expect(result.standardOutput.contains("--server IP:PORT"))
+        #expect(result.standardOutput.contains("--server IP:PORT|URL"))
+        #expect(result.standardOutput.contains("--bootstrap NAME=IP[,IP...]"))
+        #expect(result.standardOutput.contains("--pin NAME=sha256//BASE64"))
+        #expect(result.standardOutput.contains("--ca-file FILE"))
         #expect(result.standardOutput.contains("--family 4|6|any"))
         #expect(result.standardOutput.contains("--timeout SECONDS"))
-        #expect(result.standardOutput.contains("1.1.1.1:53, 8.8.8.8:53, 9.9.9.9:53"))
+        #expect(result.standardOutput.contains(Self.defaultUpstreams))
+        #expect(result.standardOutput.contains("cloudflare-dns.com=1.1.1.1,1.0.0.1,"))
         #expect(result.standardOutput.contains("EXIT STATUS:\n  0  "))
         #expect(try await HostPinBinary.run([name, "-h"]).standardOutput == result.standardOutput)
         #expect(try await HostPinBinary.run(["help", name]).standardOutput == result.standardOutput)
@@ -62,7 +68,8 @@ import Testing
 
     @Test(arguments: [
         (["lookup", "www.example.test", "--server", "1.2.3"],
-         "invalid value for '--server': '1.2.3' is not an IP address (expected IP or IP:PORT, IPv6 as [IP]:PORT)."),
+         "invalid value for '--server': '1.2.3' is not an upstream (expected IP or IP:PORT, IPv6 as [IP]:PORT, "
+            + "https://NAME[:PORT]/PATH for DNS over HTTPS or tls://NAME[:PORT] for DNS over TLS)."),
         (["lookup", "www.example.test", "--server=127.0.0.1:99999"],
          "invalid value for '--server': '127.0.0.1:99999' has no valid port (1-65535)."),
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--bogus"], "unknown option '--bogus'."),

@@ -37,14 +37,15 @@ public final class AuthoritativeServer: Sendable {
         var template = Array("/tmp/hostpin-nsd-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
         directory = String(cString: made)
-        address = Upstream(address: .loopbackV4, port: try Self.freePort())
+        let port = try Self.freePort()
+        address = Upstream(address: .loopbackV4, port: port)
         configurationFile = directory + "/nsd.conf"
         let labZone = Lab.repositoryRoot.appendingPathComponent("zones/example.test.zone")
         try (zone ?? String(contentsOf: labZone, encoding: .utf8)).write(toFile: directory + "/" + Self.zoneFile,
                                                                         atomically: true, encoding: .utf8)
         let configuration = """
             server:
-                ip-address: 127.0.0.1@\(address.port)
+                ip-address: 127.0.0.1@\(port)
                 do-ip4: yes
                 do-ip6: no
                 reuseport: no

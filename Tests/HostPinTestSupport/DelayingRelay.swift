@@ -22,7 +22,7 @@ public final class DelayingRelay: Sendable {
     private let back: Int32
     private let state = Mutex(State())
 
-    /// Starts relaying to `target` (an IPv4 upstream).
+    /// Starts relaying to `target` (a plain IPv4 upstream).
     public init(target: Upstream, delay: Duration) throws {
         let front = try Self.udpSocket()
         var bound = sockaddr_in()
@@ -110,8 +110,9 @@ public final class DelayingRelay: Sendable {
     private static func socketAddress(_ upstream: Upstream) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = upstream.port.bigEndian
-        address.sin_addr.s_addr = inet_addr(upstream.address.description)
+        guard case .plain(let ip, let port) = upstream.kind else { return address }
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr(ip.description)
         return address
     }
 }

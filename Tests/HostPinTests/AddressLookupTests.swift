@@ -6,11 +6,11 @@ import Testing
 /// what the lab's NSD says about names that do not exist or lack a family, SOA included (RFC 2308 §3).
 @Suite struct AddressLookupTests {
     let lab: Lab
-    let channel: AresChannel
+    let channel: any UpstreamTransport
 
     init() throws {
         lab = try Lab.current()
-        channel = try AresChannel(server: lab.trustedDNS, timeout: .seconds(1), tries: 2, useTCP: false)
+        channel = try lab.trustedDNS.makeTransport(timeout: .seconds(1), tries: 2, useTCP: false)
     }
 
     /// The zone's SOA as NSD sends it in negative answers: TTL 60, the smaller of its TTL (3600) and MINIMUM.

@@ -20,9 +20,10 @@ final class EncryptedFaultServer: Sendable {
     // The child process, terminated once by `stop()`.
     private let process: Mutex<Process?>
 
-    /// Starts the server; returns once it reports `READY`, polling (never blocking a pool thread).
+    /// Starts the server on `port` (0: a free one); returns once it reports `READY`, polling (never
+    /// blocking a pool thread).
     init(_ transportProtocol: TransportProtocol, mode: String, upstream: Upstream?, pki: EncryptedTestPKI,
-         listen: IPAddress = .loopbackV4) async throws
+         listen: IPAddress = .loopbackV4, port: UInt16 = 0) async throws
     {
         self.transportProtocol = transportProtocol
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-fault-doh-\(UUID().uuidString.prefix(8))")
@@ -31,7 +32,7 @@ final class EncryptedFaultServer: Sendable {
         _ = FileManager.default.createFile(atPath: readyFile.path, contents: nil)
         let process = Process()
         process.executableURL = Lab.repositoryRoot.appendingPathComponent("scripts/fault-doh")
-        var arguments = ["--protocol", transportProtocol.rawValue, "--listen", "\(listen.uriHost):0", "--mode", mode,
+        var arguments = ["--protocol", transportProtocol.rawValue, "--listen", "\(listen.uriHost):\(port)", "--mode", mode,
                          "--cert", pki.certificateFile, "--key", pki.keyFile,
                          "--log", directory.appendingPathComponent("events.log").path]
         if let upstream { arguments += ["--upstream", upstream.description] }

@@ -6,18 +6,23 @@ import Foundation
 public final class UntrustedResolver: HostResolver {
     /// The server queried; `nil` for the system's configured resolvers (read by c-ares at start, never written).
     public let server: Upstream?
-    private let channel: AresChannel
+    private let transport: any UpstreamTransport
 
     /// Creates a resolver for `server`, or for the system's configured resolvers when `server` is `nil`.
     ///
     /// - Parameters:
-    ///   - server: The untrusted server, or `nil` for the system configuration.
+    ///   - server: The untrusted server (plain, or encrypted as a ``TrustedResolver``'s upstreams are), or
+    ///     `nil` for the system configuration.
     ///   - timeout: c-ares's first per-try timeout. Default 1 second.
     ///   - tries: Attempts. Default 2.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when c-ares cannot create the channel.
     public init(server: Upstream?, timeout: Duration = .seconds(1), tries: Int = 2) throws(ResolutionError) {
         self.server = server
-        self.channel = try AresChannel(server: server, timeout: timeout, tries: tries, useTCP: false)
+        if let server {
+            transport = try server.makeTransport(timeout: timeout, tries: tries, useTCP: false)
+        } else {
+            transport = try AresChannel(server: nil, timeout: timeout, tries: tries, useTCP: false)
+        }
     }
 
     /// Asks the untrusted resolver for `name`, reading its replies as ``TrustedResolver`` does: only records
@@ -30,7 +35,7 @@ public final class UntrustedResolver: HostResolver {
     ///   ``ResolutionError/upstreamsFailed(_:)`` (one entry), ``ResolutionError/cancelled``.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         let upstream = server ?? Upstream(address: .loopbackV4, port: 53)
-        switch await AddressLookup.ask(channel, for: name, family: family, deadline: nil) {
+        switch await AddressLookup.ask(transport, for: name, family: family, deadline: nil) {
         case .addresses(let addresses, let cnames), .partial(let addresses, let cnames, _):
             return Resolution(name: name, addresses: addresses, cnames: cnames, upstream: server,
                               source: .untrusted, receivedAt: Date())

@@ -152,6 +152,17 @@ public struct EncryptedUpstream: Sendable, Hashable, CustomStringConvertible, Lo
     public func configured(bootstrap entries: [UpstreamBootstrap], pins pinEntries: [UpstreamPin], extraCAFile: String?)
         throws(EncryptedUpstreamError) -> EncryptedUpstream
     {
+        let configured = adding(bootstrap: entries, pins: pinEntries, extraCAFile: extraCAFile)
+        if configured.connectAddresses.isEmpty { throw .missingBootstrap(description) }
+        return configured
+    }
+
+    /// As ``configured(bootstrap:pins:extraCAFile:)``, but an upstream whose NAME is still without an
+    /// address afterwards is returned so, for its NAME to be looked up elsewhere (through the plain
+    /// upstreams of its list: ``TrustedResolver/Configuration/bootstrappingThroughPlainUpstreams()``).
+    public func adding(bootstrap entries: [UpstreamBootstrap], pins pinEntries: [UpstreamPin], extraCAFile: String?)
+        -> EncryptedUpstream
+    {
         var configured = self
         for entry in entries where entry.name == name {
             for address in entry.addresses where !configured.bootstrap.contains(address) {
@@ -162,7 +173,6 @@ public struct EncryptedUpstream: Sendable, Hashable, CustomStringConvertible, Lo
             for pin in entry.pins where !configured.pins.contains(pin) { configured.pins.append(pin) }
         }
         configured.extraCAFile = extraCAFile
-        if configured.connectAddresses.isEmpty { throw .missingBootstrap(description) }
         return configured
     }
 }

@@ -9,7 +9,8 @@ public enum ResolutionError: Error, Sendable, Hashable, CustomStringConvertible 
     case badName(String, HostNameProblem)
     /// No trusted upstream is configured.
     case noUpstreams
-    /// Every upstream tried failed (timeout, SERVFAIL, REFUSED, …); one entry per upstream, in order tried.
+    /// Every upstream tried failed (timeout, SERVFAIL, REFUSED, a TLS failure, …); one entry per upstream,
+    /// in order tried.
     case upstreamsFailed([UpstreamFailure])
     /// The resolution's total time budget ran out before any upstream answered.
     case timeout(budget: Duration, [UpstreamFailure])
@@ -55,6 +56,12 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         case badResponse
         /// Any other c-ares status: its code and message.
         case other(code: Int32, message: String)
+        /// An encrypted upstream (DoH, DoT) gave no reply: the TLS handshake failed (an untrusted
+        /// certificate, one for another name, a key matching none of the pins), the connection could not be
+        /// made or broke, DoH answered an HTTP status other than 200 or another content type, the reply's
+        /// length was impossible. A timeout is ``timeout``, a reply that is not a well-formed response to
+        /// the query ``badResponse``, as for plain DNS.
+        case encrypted(EncryptedTransportFailure)
 
         public var description: String {
             switch self {
@@ -64,6 +71,7 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
             case .unreachable: "connection refused (port unreachable, or the connection was closed)"
             case .badResponse: "malformed answer"
             case .other(let code, let message): "\(message) (c-ares status \(code))"
+            case .encrypted(let failure): failure.description
             }
         }
     }

@@ -1,6 +1,11 @@
 import Dispatch
 import Synchronization
 
+/// An exchange a resolution waits for, which its deadline ends early: every outcome `.cancelled`, at once.
+protocol InterruptibleExchange: Sendable {
+    func cancel()
+}
+
 /// The budget of one resolution (``TrustedResolver/Configuration/budget``), run out by a
 /// ``BudgetTimer``.
 ///
@@ -13,7 +18,7 @@ final class ResolutionDeadline: Sendable {
     private enum State {
         /// The resolution is running; `sent` holds every exchange it admitted (finished ones ignore a
         /// second finish). A few per upstream asked, so no pruning.
-        case running(sent: [PendingExchange])
+        case running(sent: [any InterruptibleExchange])
         /// The resolution ended first.
         case completed
         /// The budget ran out first: the error to throw.
@@ -24,12 +29,19 @@ final class ResolutionDeadline: Sendable {
     private let attempts: Attempts
     private let budget: Duration
     private let health: UpstreamHealth
+    /// When the budget runs out (the ``BudgetTimer`` fires then too).
+    private let expiresAt: ContinuousClock.Instant
 
     init(attempts: Attempts, budget: Duration, health: UpstreamHealth) {
         self.attempts = attempts
         self.budget = budget
         self.health = health
+        expiresAt = .now + budget
     }
+
+    /// What is left of the budget: an exchange's timeout may not be longer. Zero or less once it has run
+    /// out.
+    var remaining: Duration { expiresAt - .now }
 
     /// Whether the resolution has ended, either way (the timer drops it then).
     var isSettled: Bool {
@@ -41,7 +53,7 @@ final class ResolutionDeadline: Sendable {
 
     /// `exchange` is about to be sent and waited for; `false` when the budget has run out already (do
     /// not send it).
-    func admit(_ exchange: PendingExchange) -> Bool {
+    func admit(_ exchange: any InterruptibleExchange) -> Bool {
         state.withLock { state in
             guard case .running(var sent) = state else { return false }
             sent.append(exchange)
@@ -52,7 +64,7 @@ final class ResolutionDeadline: Sendable {
 
     /// The budget has run out: unless the resolution has ended, it ends now with `.timeout`.
     func expire() {
-        let interrupted = state.withLock { state -> [PendingExchange] in
+        let interrupted = state.withLock { state -> [any InterruptibleExchange] in
             guard case .running(let sent) = state else { return [] }
             let (failures, timedOut) = attempts.atDeadline()
             if let timedOut { health.recordFailure(timedOut) }

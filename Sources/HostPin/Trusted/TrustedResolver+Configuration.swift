@@ -1,16 +1,18 @@
 extension TrustedResolver {
     /// How a ``TrustedResolver`` queries its upstreams.
     public struct Configuration: Sendable, Hashable {
-        /// The trusted upstreams, in preference order. Never read from the system configuration.
+        /// The trusted upstreams, in preference order, plain and encrypted mixed as wanted. Never read from
+        /// the system configuration.
         public var upstreams: [Upstream]
-        /// c-ares's first per-try timeout at one upstream; it doubles on each retry
-        /// (1 s with 2 tries gives up after about 3 s). Default: 1 second.
+        /// c-ares's first per-try timeout at one plain upstream; it doubles on each retry
+        /// (1 s with 2 tries gives up after about 3 s). An encrypted upstream's exchange is one attempt
+        /// given that whole time, `timeout × (2^tries − 1)`, connecting included. Default: 1 second.
         public var timeout: Duration = .seconds(1)
-        /// Attempts per upstream before moving to the next. Default: 2.
+        /// Attempts per plain upstream before moving to the next. Default: 2.
         public var tries: Int = 2
         /// The total time one resolution may take across all upstreams. Default: 5 seconds.
         public var budget: Duration = .seconds(5)
-        /// Send every query over TCP (for networks that tamper with UDP port 53). Default: false;
+        /// Send every plain DNS query over TCP (for networks that tamper with UDP port 53). Default: false;
         /// truncated UDP answers are retried over TCP either way (RFC 7766 §5).
         public var useTCP: Bool = false
         /// How long an upstream that failed once is asked only after the healthy ones; it doubles with

@@ -1,13 +1,16 @@
 import Foundation
 
 /// Resolves names through trusted upstream DNS servers only: queries built and replies read with ldns,
-/// carried by c-ares.
+/// carried by c-ares (plain DNS) or libcurl (DNS over HTTPS and DNS over TLS).
 ///
-/// Each upstream gets its own transport (a c-ares channel and its owner thread), so HostPin knows which
-/// upstream answered and decides failover itself (c-ares 1.18 does not remember failing servers):
+/// Each upstream gets its own transport (a c-ares channel and its owner thread; a DoH or DoT transport
+/// with one kept connection), so HostPin knows which upstream answered and decides failover itself
+/// (c-ares 1.18 does not remember failing servers):
 /// ``health`` holds a failing upstream down and probes it until it answers again. Every reply is read
-/// from the message itself: only records of the type asked count, and a reply that is not a well-formed
-/// response to the query is that upstream's failure. Servers are never taken from the system
+/// from the message itself, whichever transport carried it: only records of the type asked count, and a
+/// reply that is not a well-formed response to the query is that upstream's failure. An encrypted
+/// upstream that fails (TLS, HTTP status, timeout, …) is failed over like any other, to the next upstream
+/// in the list: plain DNS is used only when it is listed. Servers are never taken from the system
 /// configuration, and `/etc/hosts` is never consulted. IP literals and `localhost` are answered without a
 /// query. No caching: put a ``CachingResolver`` in front.
 public final class TrustedResolver: HostResolver {
@@ -21,7 +24,9 @@ public final class TrustedResolver: HostResolver {
     /// Runs out each resolution's ``Configuration/budget``.
     private let budgetTimer: BudgetTimer
 
-    /// Creates one channel per upstream, and one for ``Configuration/untrustedFallback`` when set.
+    /// Creates one transport per upstream, and one for ``Configuration/untrustedFallback`` when set. An
+    /// encrypted upstream connects to its ``EncryptedUpstream/connectAddresses`` at its first query; one
+    /// without any fails every query (``EncryptedTransportFailure/noBootstrapAddress(_:)``).
     ///
     /// - Parameters:
     ///   - configuration: Upstreams and settings.
@@ -35,13 +40,13 @@ public final class TrustedResolver: HostResolver {
         self.configuration = configuration
         var transports: [any UpstreamTransport] = []
         for upstream in configuration.upstreams {
-            transports.append(try AresChannel(server: upstream, timeout: configuration.timeout,
-                                              tries: configuration.tries, useTCP: configuration.useTCP))
+            transports.append(try upstream.makeTransport(timeout: configuration.timeout, tries: configuration.tries,
+                                                         useTCP: configuration.useTCP))
         }
         self.transports = transports
         fallback = try configuration.untrustedFallback.map { server throws(ResolutionError) in
-            try AresChannel(server: server, timeout: configuration.timeout, tries: configuration.tries,
-                            useTCP: configuration.useTCP)
+            try server.makeTransport(timeout: configuration.timeout, tries: configuration.tries,
+                                     useTCP: configuration.useTCP)
         }
         budgetTimer = BudgetTimer(budget: configuration.budget)
         health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
@@ -55,13 +60,20 @@ public final class TrustedResolver: HostResolver {
         try self.init(configuration: Configuration(upstreams: upstreams))
     }
 
+    /// The TLS connections opened so far to the encrypted upstream at `index` in the upstream list (one
+    /// handshake each; tests check that connections are reused); `nil` for a plain upstream.
+    func handshakes(atUpstream index: Int) -> Int? {
+        (transports[index] as? EncryptedUpstreamTransport)?.transport.handshakes
+    }
+
     /// Resolves `name` through the trusted upstreams only, asking for A and/or AAAA.
     ///
     /// Healthy upstreams are asked in configuration order, then those ``health`` holds down; one that
-    /// times out, answers SERVFAIL or REFUSED, or sends a reply that is not a well-formed response to the
-    /// query (QR clear, a question that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is
-    /// skipped and held down. NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only
-    /// records of the type asked for, on the CNAME chain from `name`, make the answer; with `any` the A
+    /// times out, answers SERVFAIL or REFUSED, fails its encrypted transport (TLS, HTTP status, …), or
+    /// sends a reply that is not a well-formed response to the query (another ID, QR clear, a question
+    /// that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is skipped and held down.
+    /// NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only records of the type
+    /// asked for, on the CNAME chain from `name`, make the answer; with `any` the A
     /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
     /// asked), though the addresses it gave for the other family are the answer when no trusted upstream
     /// does better. When every trusted upstream has failed and
@@ -76,7 +88,8 @@ public final class TrustedResolver: HostResolver {
     ///   for IP literals and `localhost`, ``Resolution/Source/untrusted`` from the fallback).
     /// - Throws: ``ResolutionError/nxdomain(_:)`` on NXDOMAIN, ``ResolutionError/nodata(_:_:)`` on NODATA
     ///   (RFC 2308 §2.1, §2.2), ``ResolutionError/upstreamsFailed(_:)`` listing each upstream's failure
-    ///   in the order asked (``UpstreamFailure/Reason/badResponse`` for a malformed reply),
+    ///   in the order asked (``UpstreamFailure/Reason/badResponse`` for a malformed reply,
+    ///   ``UpstreamFailure/Reason/encrypted(_:)`` for a DoH or DoT failure),
     ///   ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
     ///   (listing the failures so far, the upstream still being asked as a timeout), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.

@@ -1,8 +1,10 @@
 /// How DNS messages reach one upstream and how its replies come back: the seam between reading answers
-/// (``AddressLookup``, ``AddressAnswer``) and the wire. Plain DNS over UDP and TCP is ``AresChannel``.
+/// (``AddressLookup``, ``AddressAnswer``) and the wire. Plain DNS over UDP and TCP is ``AresChannel``;
+/// DNS over HTTPS and DNS over TLS is ``EncryptedUpstreamTransport``.
 ///
-/// A transport owns everything below the message: retries, timeouts, choosing UDP or TCP, and matching a
-/// reply to its query (ID and question). It never judges a reply; ``AddressAnswer`` does.
+/// A transport owns everything below the message: connections, retries, timeouts, choosing UDP or TCP,
+/// and matching a reply to its query by message ID. It never judges a reply; ``AddressAnswer`` does,
+/// the question included, the same way for every transport.
 protocol UpstreamTransport: Sendable {
     /// Sends `queries`, DNS messages in wire format (RFC 1035 §4), all at once, and waits until each has
     /// its reply or has failed.

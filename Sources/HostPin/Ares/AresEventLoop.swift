@@ -9,7 +9,8 @@ import Musl
 /// watch. Never shared; created, used and destroyed on that thread.
 final class AresEventLoop {
     struct Settings: Sendable {
-        let server: Upstream?
+        /// `IP:PORT` of the one server to query; `nil` for the system's configured servers.
+        let serverList: String?
         let timeoutMilliseconds: Int32
         let tries: Int
         let useTCP: Bool
@@ -46,9 +47,9 @@ final class AresEventLoop {
             },
             context)
         guard status == HOSTPIN_ARES_SUCCESS else { return AresStatus(code: status).description }
-        if let server = settings.server {
+        if let server = settings.serverList {
             // ares_set_servers_ports_csv honours ports; ares_set_servers_csv ignores them on 1.18.
-            let status = ares_set_servers_ports_csv(channel, server.description)
+            let status = ares_set_servers_ports_csv(channel, server)
             guard status == HOSTPIN_ARES_SUCCESS else {
                 ares_destroy(channel)
                 return "server \(server): \(AresStatus(code: status))"

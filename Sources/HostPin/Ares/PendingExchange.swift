@@ -7,7 +7,7 @@ import Synchronization
 /// child tasks. c-ares has no per-query cancel (`ares_cancel` fails every query on the channel), so
 /// cancelling resumes the caller at once and leaves the queries to finish on the channel; their late
 /// completions then find the exchange finished and are ignored.
-final class PendingExchange: Sendable {
+final class PendingExchange: InterruptibleExchange {
     /// The DNS messages to send, in wire format.
     let queries: [[UInt8]]
 

@@ -16,33 +16,32 @@ import Musl
 /// bound; `ares_process_fd` does the I/O and runs callbacks. Other threads hand over work through
 /// ``Inbox`` and write the eventfd to wake the owner. No timer polling.
 final class AresChannel: UpstreamTransport {
-    /// `nil`: the servers c-ares reads from the system configuration (used only for the untrusted,
-    /// compare-only side).
-    let server: Upstream?
     private let inbox: Inbox
 
     /// Starts the owner thread and creates the channel on it.
     ///
     /// - Parameters:
-    ///   - server: The only server this channel queries; `nil` for the system's configured servers.
+    ///   - server: The only server this channel queries, a plain DNS server's address and port; `nil` for
+    ///     the system's configured servers (used only for the untrusted, compare-only side).
     ///   - timeout: c-ares's first per-try timeout; it doubles on each retry.
     ///   - tries: Attempts per query.
     ///   - useTCP: Send every query over TCP.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when c-ares cannot create the channel.
-    init(server: Upstream?, timeout: Duration, tries: Int, useTCP: Bool) throws(ResolutionError) {
+    init(server: (address: IPAddress, port: UInt16)?, timeout: Duration, tries: Int, useTCP: Bool) throws(ResolutionError) {
         AresLibrary.initialiseOnce()
-        self.server = server
         let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard wakeFD >= 0 else { throw .setupFailed("eventfd: \(String(cString: strerror(errno)))") }
         let inbox = Inbox(wakeFD: wakeFD)
         self.inbox = inbox
         let started = Startup()
-        let settings = AresEventLoop.Settings(server: server, timeoutMilliseconds: timeout.milliseconds,
+        // `IP:PORT`, IPv6 in brackets: the form ares_set_servers_ports_csv takes.
+        let serverList = server.map { "\($0.address.uriHost):\($0.port)" }
+        let settings = AresEventLoop.Settings(serverList: serverList, timeoutMilliseconds: timeout.milliseconds,
                                               tries: tries, useTCP: useTCP)
         let thread = Thread {
             AresEventLoop.run(settings: settings, inbox: inbox, started: started)
         }
-        thread.name = "hostpin-ares \(server?.description ?? "system")"
+        thread.name = "hostpin-ares \(serverList ?? "system")"
         thread.start()
         if let failure = started.wait() {
             throw .setupFailed(failure)
