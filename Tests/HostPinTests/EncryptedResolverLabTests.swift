@@ -20,6 +20,15 @@ struct EncryptedResolverLabTests {
         server = try #require(EncryptedLabServer.current)
     }
 
+    /// A resolver with generous timeouts: these tests check answers and handshakes, not time, and run
+    /// beside suites that start many servers at once.
+    private func resolver(_ configuration: TrustedResolver.Configuration) throws -> TrustedResolver {
+        var configuration = configuration
+        configuration.timeout = .seconds(3)
+        configuration.budget = .seconds(30)
+        return try TrustedResolver(configuration: configuration)
+    }
+
     private func upstream(_ form: Form) throws -> Upstream {
         switch form {
         case .plain: lab.trustedDNS
@@ -31,7 +40,7 @@ struct EncryptedResolverLabTests {
     @Test(arguments: Form.allCases)
     func everyFormResolvesTheContractNames(form: Form) async throws {
         let upstream = try upstream(form)
-        let resolver = try TrustedResolver(upstreams: [upstream])
+        let resolver = try resolver(.init(upstreams: [upstream]))
 
         let www = try await resolver.resolve("www.example.test", family: .any)
         #expect(www.ipAddresses == [IPAddress("127.0.0.10")!])
@@ -63,7 +72,7 @@ struct EncryptedResolverLabTests {
 
     @Test(arguments: [Form.doh, .dot])
     func hundredResolutionsThroughOneEncryptedUpstreamShareOneHandshake(form: Form) async throws {
-        let resolver = try TrustedResolver(upstreams: [try upstream(form)])
+        let resolver = try resolver(.init(upstreams: [try upstream(form)]))
         for index in 0..<100 {
             let name = index % 2 == 0 ? "www.example.test" : "cdn.example.test"
             let resolution = try await resolver.resolve(try HostName.parse(name), family: .any)
@@ -93,7 +102,7 @@ struct EncryptedResolverLabTests {
         // The DoH upstream answers, with the lab CA trusted.
         var trusted = bootstrapped
         trusted.upstreams[0] = try trusted.upstreams[0].configured(bootstrap: [], pins: [], extraCAFile: server.caFile)
-        let resolution = try await TrustedResolver(configuration: trusted).resolve("www.example.test", family: .v4)
+        let resolution = try await resolver(trusted).resolve("www.example.test", family: .v4)
         #expect(resolution.upstream == trusted.upstreams[0])
         #expect(resolution.ipAddresses == [IPAddress("127.0.0.10")!])
     }
@@ -104,7 +113,7 @@ struct EncryptedResolverLabTests {
         let (unchanged, lookups) = await configuration.bootstrappingThroughPlainUpstreams()
         #expect(lookups.isEmpty)
         #expect(unchanged == configuration)
-        let resolver = try TrustedResolver(configuration: unchanged)
+        let resolver = try resolver(unchanged)
         await #expect(throws: ResolutionError.upstreamsFailed([
             UpstreamFailure(upstream: bare, reason: .encrypted(.noBootstrapAddress(try HostName.parse("dns.example.test")))),
         ])) {
