@@ -12,7 +12,8 @@ import Testing
     /// 3000 names: every tenth `www.example.test`, the others `nN.example.test` (NXDOMAIN at the lab's NSD).
     static let manyNames = (1...3000).map { $0 % 10 == 0 ? "www.example.test" : "n\($0).example.test" }
 
-    /// Writes `lines` to a fresh temporary file and passes its path to `body`.
+    /// Writes `lines` to a fresh temporary file and passes its path to `body` (large inputs go through a
+    /// file: `HostPinBinary.run` writes all of `input` before it reads the output).
     private func withFile<T>(_ text: String, _ body: (String) async throws -> T) async throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-batch-\(UUID()).txt").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -135,6 +136,57 @@ import Testing
             cdn.example.test. 3600 IN A 127.0.0.11
 
             """)
+    }
+
+    // MARK: Cache and single-flight (queries counted at an NSD of the test's own, so no other suite's
+    // queries are counted and none of this suite's disturb theirs)
+
+    /// The first address each name of the zone answers with (dual, multi and big have more).
+    static let firstAddresses = [
+        "www.example.test": "127.0.0.10", "cdn.example.test": "127.0.0.11", "dual.example.test": "127.0.0.10",
+        "multi.example.test": "127.0.0.12", "v6only.example.test": "::1", "xn--bcher-kva.example.test": "127.0.0.10",
+        "wrongcert.example.test": "127.0.0.66", "ns.example.test": "127.0.0.1", "big.example.test": "127.0.1.1",
+        "alias.example.test": "127.0.0.10",
+    ]
+
+    @Test func twentyThousandLinesOfTenNamesAskEachNameOnce() async throws {
+        let server = try await AuthoritativeServer()
+        let names = Self.firstAddresses.keys.sorted()
+        let lines = (0..<20_000).map { names[$0 % names.count] }
+        let before = try await server.queries()
+        let result = try await withFile(lines.joined(separator: "\n") + "\n") { path in
+            try await HostPinBinary.run(["lookup", "--batch", path, "--json", "--server", "\(server.address)"])
+        }
+        let queries = try await server.queries() - before
+        #expect(result.status == 0)
+        #expect(result.standardError == "")
+        let objects = try jsonObjects(result.standardOutput)
+        #expect(objects.map { $0["name"] as? String } == lines)
+        for object in objects {
+            let name = object["name"] as? String ?? ""
+            let addresses = (object["addresses"] as? [[String: Any]])?.compactMap { $0["address"] as? String } ?? []
+            #expect(addresses.first == Self.firstAddresses[name], "\(object)")
+        }
+        // A and AAAA once per name, plus big's A again over TCP (truncated over UDP); alias (TTL 5) may be
+        // asked once more should the run outlast its TTL. Without the cache: 42 000.
+        #expect((21...25).contains(queries), "\(queries) queries for 20 000 lines naming 10 names")
+    }
+
+    @Test func aTTLOneNameIsAskedAgainOnlyOnceItHasExpired() async throws {
+        let server = try await AuthoritativeServer()
+        let before = try await server.queries()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try await withFile(String(repeating: "short.example.test\n", count: 10_000)) { path in
+            try await HostPinBinary.run(["lookup", "--batch", path, "--server", "\(server.address)"])
+        }
+        let elapsed = clock.now - start
+        let queries = try await server.queries() - before
+        #expect(result.status == 0)
+        #expect(result.standardOutput == String(repeating: "short.example.test. 1 IN A 127.0.0.10\n", count: 10_000))
+        // A and AAAA at the start and again each time the 1-second answer has expired. Without the cache: 20 000.
+        let seconds = Int(elapsed.components.seconds)
+        #expect(queries >= 2 && queries <= 2 * (seconds + 2), "\(queries) queries in \(elapsed)")
     }
 
     @Test func emptyBatchExitsZero() async throws {
