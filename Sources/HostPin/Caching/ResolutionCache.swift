@@ -18,8 +18,9 @@ public final class ResolutionCache: Sendable {
         public var minimumTTL: UInt32
         /// The longest lifetime, seconds; a larger TTL is cut to it. Default 86 400 (one day).
         public var maximumTTL: UInt32
-        /// The most entries held, one per name and family asked. Storing one more drops expired entries,
-        /// else the least recently used one. 0 or less caches nothing. Default 100 000 (roughly 70 MiB
+        /// The most entries held, one per name and family asked. Storing one more drops expired entries
+        /// (each shard is swept for them at most once a second), else the least recently used one. 0 or
+        /// less caches nothing. Default 100 000 (roughly 70 MiB
         /// for answers of one address). Stores running at the same instant on several threads may
         /// exceed it by one each until the next store.
         public var maximumEntries: Int
