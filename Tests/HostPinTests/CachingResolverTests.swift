@@ -60,6 +60,21 @@ import Testing
         #expect(relay.received == 1)
     }
 
+    @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        try await Task.sleep(for: .milliseconds(50))
+        let joiner = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await resolver.resolve("cdn.example.test", family: .v4)
+        }
+        await #expect(throws: ResolutionError.cancelled) { try await joiner.value }
+        #expect(try await leader.value.ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(relay.received == 1)
+    }
+
     @Test func flightTableEmptiesOnceResolutionsEnd() async throws {
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.trustedDNS]))
         // 300 distinct names (NXDOMAIN, never cached), each asked by two callers, one of them cancelled.
