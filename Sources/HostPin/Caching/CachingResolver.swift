@@ -50,9 +50,8 @@ public final class CachingResolver: HostResolver {
 
     private func launch(_ flight: Flight, for key: ResolutionCache.Key) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
-        // cancellation may end it. Immediate: it runs on the leader's thread until the query is sent,
-        // rather than waiting to be scheduled (a thread hop on the path of every cold name).
-        Task.immediate {
+        // cancellation may end it.
+        Task {
             let result: Result<Resolution, ResolutionError>
             if let hit = cache.lookup(key.name, family: key.family) {
                 // Another flight stored this between our cache miss and taking the lead.
