@@ -20,9 +20,8 @@ public final class ResolutionCache: Sendable {
         public var maximumTTL: UInt32
         /// The most entries held, one per name and family asked. Storing one more drops expired entries
         /// (each shard is swept for them at most once a second), else the least recently used one. 0 or
-        /// less caches nothing. Default 100 000 (roughly 70 MiB
-        /// for answers of one address). Stores running at the same instant on several threads may
-        /// exceed it by one each until the next store.
+        /// less caches nothing. Default 100 000 (about 46 MiB for answers of one address). Stores running
+        /// at the same instant on several threads may exceed it by one each until they return.
         public var maximumEntries: Int
 
         public init(minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400, maximumEntries: Int = 100_000) {
@@ -92,7 +91,7 @@ public final class ResolutionCache: Sendable {
     /// holds more than ``Limits/maximumEntries``, expired entries or the least recently used one go.
     public func store(_ resolution: Resolution, family: AddressFamily) {
         let lifetime = limits.lifetime(for: resolution.ttl)
-        // Never cache untrusted answers.
+        // Untrusted answers are never cached; a limit of 0 caches nothing.
         guard lifetime > 0, resolution.source != .untrusted, limits.maximumEntries > 0 else { return }
         let now = clock.nanoseconds()
         let entry = CacheShard.Entry(resolution: resolution.from(.cache), family: family,
@@ -119,7 +118,7 @@ public final class ResolutionCache: Sendable {
     }
 
     /// The number of entries held, fresh or not yet removed.
-    public var count: Int { shards.reduce(0) { total, shard in total + shard.table.withLock { $0.count } } }
+    public var count: Int { shards.reduce(0) { sum, shard in sum + shard.table.withLock { $0.count } } }
 
     /// Drops every entry.
     public func removeAll() {
