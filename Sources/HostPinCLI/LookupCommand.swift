@@ -5,13 +5,22 @@ import HostPin
 struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
+<<<<<<< HEAD
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
         + "[--timeout SECONDS] [--tcp] [--json]"
+=======
+    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT]... [--family 4|6|any] "
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--json]"
+>>>>>>> batch
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
     static let concurrencyRange = 1...10_000
+    /// `--cache-size` when not given: the library's default entry limit.
+    static let defaultCacheSize = ResolutionCache.Limits().maximumEntries
+    /// The range `--cache-size` accepts.
+    static let cacheSizeRange = 0...10_000_000
 
     static var help: String {
         """
@@ -28,12 +37,21 @@ struct LookupCommand: Subcommand {
                                one name per line; blanks around it, blank lines and lines starting with
                                # are ignored. The file is read as it goes, never held whole. A line that
                                is not a valid name gets its error (exit 2 counts as for any name) and the
-                               batch goes on. Names are not cached: a repeated line is asked again.
+                               batch goes on. Answers are cached as for arguments (see --cache-size).
           --concurrency N      Resolve at most N names at once (1-\(concurrencyRange.upperBound), default \(defaultConcurrency));
                                more in flight would overflow the socket's receive buffer and time
                                out for nothing.
         \(TrustedOptions.helpLines)
+<<<<<<< HEAD
           --tcp                Send every plain DNS query over TCP (DoH and DoT always run over TCP).
+=======
+          --tcp                Send every query over TCP.
+          --cache-size N       Keep at most N answers, each for its TTL (0-\(cacheSizeRange.upperBound), default \(defaultCacheSize)).
+                               A name asked again while its answer is cached, or while it is being
+                               resolved, sends no query; NXDOMAIN and NODATA are not cached. When
+                               full, an expired answer goes first, else the least recently used one,
+                               so an endless --batch runs in bounded memory. 0 caches nothing.
+>>>>>>> batch
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -73,6 +91,8 @@ struct LookupCommand: Subcommand {
     let options: TrustedOptions
     /// `--tcp`.
     let useTCP: Bool
+    /// `--cache-size`: the most answers cached.
+    let cacheSize: Int
     /// `--json`.
     let json: Bool
 
@@ -88,6 +108,13 @@ struct LookupCommand: Subcommand {
             }
             return value
         }.last ?? Self.defaultConcurrency
+        cacheSize = try parser.values("--cache-size") { text throws(UsageError) in
+            guard let value = Int(text), Self.cacheSizeRange.contains(value) else {
+                throw .invalidValue(option: "--cache-size",
+                                    reason: "'\(text)' is not a whole number from 0 to \(Self.cacheSizeRange.upperBound)")
+            }
+            return value
+        }.last ?? Self.defaultCacheSize
         let texts = parser.positionals()
         try parser.finish()
         if let batch {
@@ -106,9 +133,13 @@ struct LookupCommand: Subcommand {
     func run() async -> ExitStatus {
         // Many lines: written in 64 KiB pieces rather than one write(2) each (still within 50 ms).
         Console.bufferOutput()
-        let feed: any LookupFeed
+        let feed: any LookupFeed = switch source {
+        case .names(let names): NameListFeed(names)
+        case .batch(let batch): batch
+        }
         let resolver: Result<any HostResolver, ResolutionError>
         do throws(ResolutionError) {
+<<<<<<< HEAD
             let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
             switch source {
             case .names(let names):
@@ -120,13 +151,16 @@ struct LookupCommand: Subcommand {
                 resolver = .success(trusted)
                 feed = batch
             }
+=======
+            // The cache and single-flight in front make a repeated name one query while its answer is
+            // fresh; the entry limit keeps an endless batch in bounded memory.
+            let cache = ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: cacheSize))
+            let trusted = try TrustedResolver(configuration: options.configuration(useTCP: useTCP))
+            resolver = .success(CachingResolver(upstream: trusted, cache: cache))
+>>>>>>> batch
         } catch {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
-            switch source {
-            case .names(let names): feed = NameListFeed(names)
-            case .batch(let batch): feed = batch
-            }
         }
         let family = options.family
         return await Self.resolveInOrder(feed, concurrency: concurrency) { name in

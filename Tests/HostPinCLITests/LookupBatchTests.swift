@@ -12,7 +12,8 @@ import Testing
     /// 3000 names: every tenth `www.example.test`, the others `nN.example.test` (NXDOMAIN at the lab's NSD).
     static let manyNames = (1...3000).map { $0 % 10 == 0 ? "www.example.test" : "n\($0).example.test" }
 
-    /// Writes `lines` to a fresh temporary file and passes its path to `body`.
+    /// Writes `lines` to a fresh temporary file and passes its path to `body` (large inputs go through a
+    /// file: `HostPinBinary.run` writes all of `input` before it reads the output).
     private func withFile<T>(_ text: String, _ body: (String) async throws -> T) async throws -> T {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-batch-\(UUID()).txt").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -137,6 +138,149 @@ import Testing
             """)
     }
 
+    // MARK: Cache and single-flight (queries counted at an NSD of the test's own, so no other suite's
+    // queries are counted and none of this suite's disturb theirs)
+
+    /// The first address each name of the zone answers with (dual, multi and big have more).
+    static let firstAddresses = [
+        "www.example.test": "127.0.0.10", "cdn.example.test": "127.0.0.11", "dual.example.test": "127.0.0.10",
+        "multi.example.test": "127.0.0.12", "v6only.example.test": "::1", "xn--bcher-kva.example.test": "127.0.0.10",
+        "wrongcert.example.test": "127.0.0.66", "ns.example.test": "127.0.0.1", "big.example.test": "127.0.1.1",
+        "alias.example.test": "127.0.0.10",
+    ]
+
+    @Test func twentyThousandLinesOfTenNamesAskEachNameOnce() async throws {
+        let server = try await AuthoritativeServer()
+        let names = Self.firstAddresses.keys.sorted()
+        let lines = (0..<20_000).map { names[$0 % names.count] }
+        let before = try await server.queries()
+        let result = try await withFile(lines.joined(separator: "\n") + "\n") { path in
+            try await HostPinBinary.run(["lookup", "--batch", path, "--json", "--server", "\(server.address)"])
+        }
+        let queries = try await server.queries() - before
+        #expect(result.status == 0)
+        #expect(result.standardError == "")
+        let objects = try jsonObjects(result.standardOutput)
+        #expect(objects.map { $0["name"] as? String } == lines)
+        for object in objects {
+            let name = object["name"] as? String ?? ""
+            let addresses = (object["addresses"] as? [[String: Any]])?.compactMap { $0["address"] as? String } ?? []
+            #expect(addresses.first == Self.firstAddresses[name], "\(object)")
+        }
+        // A and AAAA once per name, plus big's A again over TCP (truncated over UDP); alias (TTL 5) may be
+        // asked once more should the run outlast its TTL. Without the cache: 42 000.
+        #expect((21...25).contains(queries), "\(queries) queries for 20 000 lines naming 10 names")
+    }
+
+    @Test func aTTLOneNameIsAskedAgainOnlyOnceItHasExpired() async throws {
+        let server = try await AuthoritativeServer()
+        let before = try await server.queries()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try await withFile(String(repeating: "short.example.test\n", count: 10_000)) { path in
+            try await HostPinBinary.run(["lookup", "--batch", path, "--server", "\(server.address)"])
+        }
+        let elapsed = clock.now - start
+        let queries = try await server.queries() - before
+        #expect(result.status == 0)
+        #expect(result.standardOutput == String(repeating: "short.example.test. 1 IN A 127.0.0.10\n", count: 10_000))
+        // A and AAAA at the start and again each time the 1-second answer has expired. Without the cache: 20 000.
+        let seconds = Int(elapsed.components.seconds)
+        #expect(queries >= 2 && queries <= 2 * (seconds + 2), "\(queries) queries in \(elapsed)")
+    }
+
+    @Test func cacheSizeZeroAsksEveryRepeatAgain() async throws {
+        let server = try await AuthoritativeServer()
+        var counts: [String: Int] = [:]
+        for cacheSize in ["0", "100000"] {
+            let before = try await server.queries()
+            // One at a time, so single-flight has nothing to join and only the cache saves queries.
+            let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--concurrency", "1", "--cache-size", cacheSize,
+                                                      "--server", "\(server.address)"],
+                                                     input: String(repeating: "www.example.test\n", count: 5))
+            #expect(result.status == 0)
+            #expect(result.standardOutput == String(repeating: "www.example.test. 3600 IN A 127.0.0.10\n", count: 5))
+            counts[cacheSize] = try await server.queries() - before
+        }
+        #expect(counts == ["0": 10, "100000": 2])  // A and AAAA per resolution
+    }
+
+    /// Runs `body` with the address of a dnsmasq of its own that answers every name under `bulk.test`
+    /// (A 127.0.0.10, AAAA ::1, TTL 3600): endless distinct names with cacheable answers.
+    ///
+    /// dnsmasq runs under a bash that waits for it: dnsmasq closes the descriptors it inherits, which
+    /// Foundation's `Process` takes for its exit and then blocks in `waitpid`, stalling every other
+    /// child's exit. Stopped by the PID it writes, with SIGKILL (children inherit the test process's
+    /// blocked SIGTERM); bash then exits.
+    private func withWildcardServer<T>(_ body: (String) async throws -> T) async throws -> T {
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-dnsmasq-\(UUID()).pid").path
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000...60_000)
+            let address = "127.0.0.1:\(port)"
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+            shell.arguments = ["-c", "/usr/sbin/dnsmasq \"$@\" & wait", "dnsmasq",
+                               "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+                               "--bind-interfaces", "--listen-address=127.0.0.1", "--port=\(port)", "--user=root",
+                               "--pid-file=\(pidFile)", "--address=/bulk.test/127.0.0.10", "--address=/bulk.test/::1",
+                               "--local-ttl=3600"]
+            shell.standardOutput = FileHandle.nullDevice
+            shell.standardError = FileHandle.nullDevice
+            try shell.run()
+            func stop() async {
+                if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+                   let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                    kill(pid, SIGKILL)
+                }
+                while shell.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
+                try? FileManager.default.removeItem(atPath: pidFile)
+            }
+            var ready = false
+            for _ in 0..<50 where shell.isRunning && !ready {
+                ready = try await HostPinBinary.run(["lookup", "ready.bulk.test", "--timeout", "0.2", "--server", address])
+                    .status == 0
+            }
+            guard ready else {
+                await stop()  // the port was taken: try another
+                continue
+            }
+            do {
+                let result = try await body(address)
+                await stop()
+                return result
+            } catch {
+                await stop()
+                throw error
+            }
+        }
+        throw WildcardServerUnavailable()
+    }
+
+    private struct WildcardServerUnavailable: Error, CustomStringConvertible {
+        var description: String { "dnsmasq did not answer on any of five random ports" }
+    }
+
+    @Test func endlessBatchRunsInBoundedMemory() async throws {
+        func names(_ count: Int) -> String { (0..<count).map { "n\($0).bulk.test\n" }.joined() }
+        try await withWildcardServer { server in
+            // --timeout 1: each resolution's budget is held until it runs out, so a shorter one keeps
+            // that part of memory small beside the cache's.
+            let options = ["--family", "4", "--cache-size", "1000", "--timeout", "1", "--server", server]
+            let short = try await withFile(names(50_000)) { path in
+                try await FetchCommandTests.peakResidentKiB(["lookup", "--batch", path] + options)
+            }
+            let long = try await withFile(names(200_000)) { path in
+                try await FetchCommandTests.peakResidentKiB(["lookup", "--batch", path] + options)
+            }
+            #expect(short.status == 0)
+            #expect(long.status == 0)
+            // 150 000 more cached answers would take some 60 MiB.
+            #expect(long.peakKiB - short.peakKiB < 16 * 1024,
+                    "peak RSS \(long.peakKiB) KiB for 200 000 names vs \(short.peakKiB) KiB for 50 000")
+        }
+    }
+
     @Test func emptyBatchExitsZero() async throws {
         let result = try await HostPinBinary.run(["lookup", "--batch", "/dev/null", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 0)
@@ -156,6 +300,10 @@ import Testing
         (["www.example.test", "--concurrency", "many"],
          "invalid value for '--concurrency': 'many' is not a whole number from 1 to 10000."),
         (["--batch"], "option '--batch' needs a value."),
+        (["www.example.test", "--cache-size", "-1"],
+         "invalid value for '--cache-size': '-1' is not a whole number from 0 to 10000000."),
+        (["www.example.test", "--cache-size", "10000001"],
+         "invalid value for '--cache-size': '10000001' is not a whole number from 0 to 10000000."),
     ])
     func badBatchCommandLineIsAUsageError(_ arguments: [String], _ message: String) async throws {
         let result = try await HostPinBinary.run(["lookup"] + arguments + ["--server", SilentUpstream.closedPort])
@@ -178,5 +326,7 @@ import Testing
         #expect(help.contains("--concurrency N"))
         #expect(help.contains("(1-10000, default 64)"))
         #expect(help.contains("Names are printed in input order"))
+        #expect(help.contains("--cache-size N"))
+        #expect(help.contains("(0-10000000, default 100000)"))
     }
 }

@@ -1,4 +1,4 @@
-import HostPin
+@testable import HostPin
 import HostPinTestSupport
 import Testing
 
@@ -58,6 +58,45 @@ import Testing
         await #expect(throws: ResolutionError.cancelled) { try await first.value }
         #expect(try await second.value.ipAddresses.map(\.description) == ["127.0.0.11"])
         #expect(relay.received == 1)
+    }
+
+    @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        try await Task.sleep(for: .milliseconds(50))
+        let joiner = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await resolver.resolve("cdn.example.test", family: .v4)
+        }
+        await #expect(throws: ResolutionError.cancelled) { try await joiner.value }
+        #expect(try await leader.value.ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(relay.received == 1)
+    }
+
+    @Test func flightTableEmptiesOnceResolutionsEnd() async throws {
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.trustedDNS]))
+        // 300 distinct names (NXDOMAIN, never cached), each asked by two callers, one of them cancelled.
+        let errors = await withTaskGroup(of: ResolutionError?.self) { group in
+            for i in 0..<300 {
+                let name = "n\(i).example.test"
+                group.addTask {
+                    do throws(ResolutionError) { _ = try await resolver.resolve(name, family: .v4); return nil }
+                    catch { return error }
+                }
+                Task { try await resolver.resolve(name, family: .v4) }.cancel()
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(errors.count == 300)
+        #expect(errors.allSatisfy { if case .nxdomain = $0 { true } else { false } })
+        // A flight whose every caller left still runs to its end; give those a moment.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while resolver.flightsInProgress > 0, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(resolver.flightsInProgress == 0)
+        #expect(resolver.cache.count == 0)
     }
 
     @Test func hitIsServedFromCacheUntilTTLThenAskedAgain() async throws {

@@ -1,5 +1,5 @@
 import Foundation
-import HostPin
+@testable import HostPin
 import Testing
 
 @Suite struct ResolutionCacheTests {
@@ -59,6 +59,105 @@ import Testing
         #expect(cache.lookup(long.name, family: .v4) != nil)
         clock.advance(by: .seconds(1))
         #expect(cache.lookup(long.name, family: .v4) == nil)
+    }
+
+    /// `count` names that fall in one shard, where eviction order is exact LRU.
+    func namesInOneShard(_ count: Int) throws -> [String] {
+        var byShard: [Int: [String]] = [:]
+        for i in 0... {
+            let text = "n\(i).example.test"
+            let shard = ResolutionCache.shardIndex(for: try HostName.parse(text))
+            byShard[shard, default: []].append(text)
+            if byShard[shard]?.count == count { return byShard[shard] ?? [] }
+        }
+        return []
+    }
+
+    func isCached(_ cache: ResolutionCache, _ name: String, family: AddressFamily = .any) throws -> Bool {
+        cache.lookup(try HostName.parse(name), family: family) != nil
+    }
+
+    @Test func entryLimitHoldsHoweverManyNamesAreStored() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 100), clock: clock)
+        for i in 0..<10_000 {
+            cache.store(try resolution("n\(i).example.test", ttl: 3600), family: .any)
+            #expect(cache.count == min(i + 1, 100))
+        }
+        #expect(try isCached(cache, "n9999.example.test"))
+    }
+
+    @Test func leastRecentlyUsedEntryGoesFirst() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 3), clock: clock)
+        let names = try namesInOneShard(4)
+        for name in names.prefix(3) { cache.store(try resolution(name, ttl: 3600), family: .any) }
+        #expect(try isCached(cache, names[0]))  // now the most recently used: names[1] is the least
+        cache.store(try resolution(names[3], ttl: 3600), family: .any)
+        #expect(cache.count == 3)
+        #expect(try !isCached(cache, names[1]))
+        #expect(try isCached(cache, names[0]))
+        #expect(try isCached(cache, names[2]))
+        #expect(try isCached(cache, names[3]))
+    }
+
+    @Test func expiredEntriesGoBeforeTheLeastRecentlyUsed() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 4), clock: clock)
+        let names = try namesInOneShard(6)
+        cache.store(try resolution(names[0], ttl: 3600), family: .any)  // the least recently used
+        cache.store(try resolution(names[1], ttl: 5), family: .any)
+        cache.store(try resolution(names[2], ttl: 5), family: .any)
+        cache.store(try resolution(names[3], ttl: 3600), family: .any)
+        clock.advance(by: .seconds(10))
+        cache.store(try resolution(names[4], ttl: 3600), family: .any)
+        // Both expired entries went, not the fresh least recently used one: room for one more.
+        #expect(cache.count == 3)
+        cache.store(try resolution(names[5], ttl: 3600), family: .any)
+        #expect(cache.count == 4)
+        for name in [names[0], names[3], names[4], names[5]] { #expect(try isCached(cache, name), "\(name)") }
+    }
+
+    @Test func aFullCacheTakesRoomFromAnotherShardWhenTheNewEntrysShardIsEmpty() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 1), clock: clock)
+        let first = "www.example.test"
+        let home = ResolutionCache.shardIndex(for: try HostName.parse(first))
+        var other = ""
+        for i in 0... where ResolutionCache.shardIndex(for: try HostName.parse("n\(i).example.test")) != home {
+            other = "n\(i).example.test"
+            break
+        }
+        cache.store(try resolution(first, ttl: 3600), family: .any)
+        cache.store(try resolution(other, ttl: 3600), family: .any)
+        #expect(cache.count == 1)
+        #expect(try isCached(cache, other))
+        #expect(try !isCached(cache, first))
+    }
+
+    @Test func replacingAnEntryKeepsTheCount() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 2), clock: clock)
+        for _ in 0..<3 { cache.store(try resolution("www.example.test", ttl: 3600), family: .any) }
+        cache.store(try resolution("www.example.test", ttl: 3600), family: .v4)
+        #expect(cache.count == 2)
+        #expect(try isCached(cache, "www.example.test", family: .any))
+        #expect(try isCached(cache, "www.example.test", family: .v4))
+    }
+
+    @Test func zeroEntryLimitCachesNothing() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 0), clock: clock)
+        cache.store(try resolution("www.example.test", ttl: 3600), family: .any)
+        #expect(cache.count == 0)
+        #expect(try !isCached(cache, "www.example.test"))
+    }
+
+    @Test func entryLimitHoldsUnderConcurrentStores() async throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 100), clock: clock)
+        let answers = try (0..<8_000).map { try resolution("n\($0).example.test", ttl: 3600) }
+        await withTaskGroup(of: Void.self) { group in
+            for part in 0..<4 {
+                group.addTask {
+                    for answer in answers[(part * 2_000)..<((part + 1) * 2_000)] { cache.store(answer, family: .any) }
+                }
+            }
+        }
+        #expect(cache.count == 100)
     }
 
     @Test func familiesAreSeparateEntries() throws {

@@ -10,6 +10,8 @@ public final class CachingResolver: HostResolver {
     public let upstream: any HostResolver
     /// The cache consulted first.
     public let cache: ResolutionCache
+    /// The resolutions running, one per name and family; each is removed when it completes, so the
+    /// table holds no more than the distinct names being resolved at once.
     private let flights = Mutex<[ResolutionCache.Key: Flight]>([:])
 
     /// Puts `cache` in front of `upstream`.
@@ -42,6 +44,9 @@ public final class CachingResolver: HostResolver {
         if leads { launch(flight, for: key) }
         return try await flight.wait()
     }
+
+    /// The number of upstream resolutions running.
+    var flightsInProgress: Int { flights.withLock { $0.count } }
 
     private func launch(_ flight: Flight, for key: ResolutionCache.Key) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's

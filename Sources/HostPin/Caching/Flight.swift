@@ -4,10 +4,24 @@ import Synchronization
 /// while it ran (single-flight). Each waiter is resumed exactly once: with the shared result, or with
 /// `.cancelled` when its own task is cancelled; the resolution goes on for the others.
 final class Flight: Sendable {
+    /// Unchecked continuations: each is taken out of ``State`` under the lock before it is resumed, so
+    /// none is resumed twice (a checked one costs an allocation per miss, on the path of every cold name).
+    private typealias Waiter = UnsafeContinuation<Result<Resolution, ResolutionError>, Never>
+
     private struct State {
-        var waiters: [Int: CheckedContinuation<Result<Resolution, ResolutionError>, Never>] = [:]
+        /// The first waiter, kept apart: most flights have only their leader, and a dictionary allocates.
+        var first: (id: Int, waiter: Waiter)?
+        var others: [Int: Waiter] = [:]
         var nextWaiter = 0
         var result: Result<Resolution, ResolutionError>?
+
+        mutating func remove(_ id: Int) -> Waiter? {
+            if let first, first.id == id {
+                self.first = nil
+                return first.waiter
+            }
+            return others.removeValue(forKey: id)
+        }
     }
 
     private let state = Mutex(State())
@@ -19,16 +33,18 @@ final class Flight: Sendable {
             return state.nextWaiter
         }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
+            await withUnsafeContinuation { (waiter: Waiter) in
                 let ready = state.withLock { state -> Result<Resolution, ResolutionError>? in
                     if let result = state.result { return result }
-                    state.waiters[id] = continuation
+                    // Cancelled before this point: `onCancel` found no waiter to resume.
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    if state.first == nil { state.first = (id, waiter) } else { state.others[id] = waiter }
                     return nil
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready { waiter.resume(returning: ready) }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.remove(id) }
             waiter?.resume(returning: .failure(.cancelled))
         }
         return try result.get()
@@ -36,11 +52,15 @@ final class Flight: Sendable {
 
     /// Records the result and resumes every waiter with it.
     func finish(_ result: Result<Resolution, ResolutionError>) {
-        let waiters = state.withLock { state in
+        let (first, others) = state.withLock { state -> (Waiter?, [Waiter]) in
             state.result = result
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+            defer {
+                state.first = nil
+                state.others = [:]
+            }
+            return (state.first?.waiter, state.others.isEmpty ? [] : Array(state.others.values))
         }
-        for waiter in waiters { waiter.resume(returning: result) }
+        first?.resume(returning: result)
+        for waiter in others { waiter.resume(returning: result) }
     }
 }

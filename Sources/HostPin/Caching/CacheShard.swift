@@ -1,0 +1,193 @@
+/// One shard of a ``ResolutionCache``: its entries by key, and the order they were last used in, for
+/// eviction. A plain value with no lock of its own: the cache keeps each shard behind a `Mutex`.
+///
+/// The recency order is a doubly linked list threaded through ``nodes`` by index, so a hit relinks a few
+/// integers and allocates nothing; a removed node goes on a free list and is reused by the next insert.
+struct CacheShard {
+    /// What identifies an entry (32 bytes; a whole `HostName` doubled the table).
+    struct Key: Hashable {
+        let text: String
+        let textHash: Int
+        let family: AddressFamily
+
+        init(_ name: HostName, _ family: AddressFamily) {
+            text = name.text
+            textHash = name.textHash
+            self.family = family
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.textHash == rhs.textHash && lhs.family == rhs.family && lhs.text == rhs.text
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(textHash)
+            hasher.combine(family)
+        }
+    }
+
+    /// A class, so each node holds one pointer (a dictionary keeps a quarter of its slots or more free:
+    /// inline `Resolution`s made 100 000 names cost 78 MiB).
+    final class Entry: Sendable {
+        /// The resolution as a hit returns it: already marked ``Resolution/Source/cache``.
+        let resolution: Resolution
+        /// The family it answers, so that evicting the entry finds its key.
+        let family: AddressFamily
+        /// Monotonic nanoseconds after which the entry is stale.
+        let expiresAt: UInt64
+
+        init(resolution: Resolution, family: AddressFamily, expiresAt: UInt64) {
+            self.resolution = resolution
+            self.family = family
+            self.expiresAt = expiresAt
+        }
+
+        var key: Key { Key(resolution.name, family) }
+    }
+
+    /// A place in the recency list: the entry (nil while free) and its neighbours' indices, -1 for none.
+    private struct Node {
+        var entry: Entry?
+        /// Towards the least recently used end; on the free list, the next free node.
+        var older: Int32
+        /// Towards the most recently used end.
+        var newer: Int32
+    }
+
+    /// How long after a sweep for expired entries the next may start: a shard full of entries expiring
+    /// one after another would otherwise be walked whole on every insert.
+    static let sweepInterval: UInt64 = 1_000_000_000
+
+    private var index: [Key: Int32] = [:]
+    private var nodes: [Node] = []
+    private var newest: Int32 = -1
+    private var oldest: Int32 = -1
+    private var firstFree: Int32 = -1
+    /// No entry expires before this (monotonic nanoseconds): until then a sweep would find nothing.
+    private var earliestExpiry = UInt64.max
+    /// The earliest time the next sweep may start.
+    private var nextSweep: UInt64 = 0
+
+    /// The number of entries held, fresh or not yet removed.
+    var count: Int { index.count }
+
+    /// What ``lookup(_:now:)`` found.
+    enum Lookup {
+        /// A fresh entry, now the most recently used.
+        case fresh(Entry)
+        /// An expired entry, now removed.
+        case expired
+        /// Nothing.
+        case absent
+    }
+
+    /// Looks `key` up at monotonic time `now`: a fresh entry becomes the most recently used, an expired
+    /// one is removed.
+    mutating func lookup(_ key: Key, now: UInt64) -> Lookup {
+        guard let position = index[key], let entry = nodes[Int(position)].entry else { return .absent }
+        if entry.expiresAt <= now {
+            index[key] = nil
+            release(position)
+            return .expired
+        }
+        if position != newest {
+            unlink(position)
+            linkAsNewest(position)
+        }
+        return .fresh(entry)
+    }
+
+    /// Stores `entry` under its key as the most recently used, replacing an entry already there.
+    ///
+    /// - Returns: Whether the key is new (the shard holds one entry more).
+    @discardableResult
+    mutating func insert(_ entry: Entry) -> Bool {
+        earliestExpiry = min(earliestExpiry, entry.expiresAt)
+        let key = entry.key
+        if let position = index[key] {
+            nodes[Int(position)].entry = entry
+            if position != newest {
+                unlink(position)
+                linkAsNewest(position)
+            }
+            return false
+        }
+        let position: Int32
+        if firstFree >= 0 {
+            position = firstFree
+            firstFree = nodes[Int(position)].older
+            nodes[Int(position)].entry = entry
+        } else {
+            position = Int32(nodes.count)
+            nodes.append(Node(entry: entry, older: -1, newer: -1))
+        }
+        index[key] = position
+        linkAsNewest(position)
+        return true
+    }
+
+    /// Makes room for one entry: removes every expired entry when some may have expired (a sweep, at
+    /// most once per ``sweepInterval``), else the least recently used entry.
+    ///
+    /// - Parameter sparingNewest: Never remove the most recently used entry (the one just inserted).
+    /// - Returns: The number of entries removed; 0 when there was nothing to remove.
+    mutating func evict(now: UInt64, sparingNewest: Bool) -> Int {
+        if now >= earliestExpiry, now >= nextSweep {
+            let removed = removeExpired(now: now)
+            if removed > 0 { return removed }
+        }
+        guard oldest >= 0, !(sparingNewest && oldest == newest), let victim = nodes[Int(oldest)].entry else { return 0 }
+        index[victim.key] = nil
+        release(oldest)
+        return 1
+    }
+
+    /// Drops every entry and the memory that held them.
+    mutating func removeAll() {
+        self = CacheShard()
+    }
+
+    /// Removes every entry expired at `now`; records when the next sweep may find something.
+    private mutating func removeExpired(now: UInt64) -> Int {
+        var removed = 0
+        var earliest = UInt64.max
+        var position = oldest
+        while position >= 0 {
+            let newer = nodes[Int(position)].newer
+            if let entry = nodes[Int(position)].entry {
+                if entry.expiresAt <= now {
+                    index[entry.key] = nil
+                    release(position)
+                    removed += 1
+                } else {
+                    earliest = min(earliest, entry.expiresAt)
+                }
+            }
+            position = newer
+        }
+        earliestExpiry = earliest
+        nextSweep = now + Self.sweepInterval
+        return removed
+    }
+
+    /// Unlinks the node at `position`, forgets its entry and puts it on the free list.
+    private mutating func release(_ position: Int32) {
+        unlink(position)
+        nodes[Int(position)].entry = nil
+        nodes[Int(position)].older = firstFree
+        firstFree = position
+    }
+
+    private mutating func unlink(_ position: Int32) {
+        let (older, newer) = (nodes[Int(position)].older, nodes[Int(position)].newer)
+        if older >= 0 { nodes[Int(older)].newer = newer } else { oldest = newer }
+        if newer >= 0 { nodes[Int(newer)].older = older } else { newest = older }
+    }
+
+    private mutating func linkAsNewest(_ position: Int32) {
+        nodes[Int(position)].older = newest
+        nodes[Int(position)].newer = -1
+        if newest >= 0 { nodes[Int(newest)].newer = position } else { oldest = position }
+        newest = position
+    }
+}
