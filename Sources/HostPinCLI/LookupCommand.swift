@@ -5,14 +5,9 @@ import HostPin
 struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
-<<<<<<< HEAD
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--json]"
-=======
-    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT]... [--family 4|6|any] "
         + "[--timeout SECONDS] [--tcp] [--cache-size N] [--json]"
->>>>>>> batch
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -42,16 +37,12 @@ struct LookupCommand: Subcommand {
                                more in flight would overflow the socket's receive buffer and time
                                out for nothing.
         \(TrustedOptions.helpLines)
-<<<<<<< HEAD
           --tcp                Send every plain DNS query over TCP (DoH and DoT always run over TCP).
-=======
-          --tcp                Send every query over TCP.
           --cache-size N       Keep at most N answers, each for its TTL (0-\(cacheSizeRange.upperBound), default \(defaultCacheSize)).
                                A name asked again while its answer is cached, or while it is being
                                resolved, sends no query; NXDOMAIN and NODATA are not cached. When
                                full, an expired answer goes first, else the least recently used one,
                                so an endless --batch runs in bounded memory. 0 caches nothing.
->>>>>>> batch
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -139,25 +130,11 @@ struct LookupCommand: Subcommand {
         }
         let resolver: Result<any HostResolver, ResolutionError>
         do throws(ResolutionError) {
-<<<<<<< HEAD
-            let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
-            switch source {
-            case .names(let names):
-                // A cache in front makes a repeated argument one query.
-                resolver = .success(CachingResolver(upstream: trusted))
-                feed = NameListFeed(names)
-            case .batch(let batch):
-                // No cache: memory stays bounded however long the batch is.
-                resolver = .success(trusted)
-                feed = batch
-            }
-=======
             // The cache and single-flight in front make a repeated name one query while its answer is
             // fresh; the entry limit keeps an endless batch in bounded memory.
             let cache = ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: cacheSize))
-            let trusted = try TrustedResolver(configuration: options.configuration(useTCP: useTCP))
+            let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
             resolver = .success(CachingResolver(upstream: trusted, cache: cache))
->>>>>>> batch
         } catch {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
