@@ -115,7 +115,7 @@ struct ProxyCommand: Subcommand {
 }
 
 /// Narrows every resolution to the `--family` asked for.
-private struct FamilyResolver: HostResolver {
+struct FamilyResolver: HostResolver {
     let inner: any HostResolver
     let family: AddressFamily
 
@@ -128,7 +128,7 @@ private struct FamilyResolver: HostResolver {
 /// `write` is async-signal-safe), and a Dispatch thread (not one of Swift's cooperative pool) blocks
 /// reading it. A handler is installed rather than ignoring the signals for a Dispatch signal source,
 /// because an ignored signal is discarded by the kernel on any thread that does not block it.
-private enum StopSignal {
+enum StopSignal {
     static func wait() async {
         let pipe = stopPipe
         signal(SIGINT, onStopSignal)
