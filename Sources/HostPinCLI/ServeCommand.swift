@@ -23,23 +23,23 @@ struct ServeCommand: Subcommand {
         ...) are refused (REFUSED) until HostPin can forward them to the trusted upstreams.
 
         OPTIONS:
-          --dns-listen IP:PORT        Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
-                                      repeatable; port 0 picks one.
-          --listen IP:PORT            Also run the HTTP/CONNECT forward proxy on IP:PORT (see
-                                      'hostpin proxy --help'), on the same cache.
-          --rules FILE                Apply the rules in FILE (JSON; README.md, "Rules"): a blocked host
-                                      is answered as --blocked-answer says, a pinned one with its
-                                      addresses; the proxy does not read them.
+          --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
+                               repeatable; port 0 picks a free port.
+          --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache
+                               (see 'hostpin proxy --help').
+          --rules FILE         Apply the rules in FILE (JSON; README.md, "Rules") to DNS answers: a
+                               blocked host is answered as --blocked-answer says, a pinned one with
+                               its addresses. A bad file is a usage error (2).
           --blocked-answer nxdomain|unspecified
-                                      Answer A and AAAA for a blocked host with NXDOMAIN (the default)
-                                      or with 0.0.0.0 and ::.
-          --allow-remote              Allow listening addresses other than loopback; UDP clients are
-                                      then limited to 100 queries per second each (bursts of 200).
-          --allow-private             Proxy: allow targets at private, loopback or link-local
-                                      addresses (RFC 6890); refused by default (DNS rebinding).
+                               Answer A and AAAA for a blocked host with NXDOMAIN (the default) or
+                               with 0.0.0.0 and ::.
+          --allow-remote       Allow listening addresses other than loopback; UDP clients are then
+                               limited to 100 queries per second each (bursts of 200).
+          --allow-private      Proxy: allow targets at private, loopback or link-local addresses
+                               (RFC 6890); refused by default (DNS rebinding).
         \(TrustedOptions.helpLines)
                                (--family applies to the proxy; DNS clients ask for A or AAAA.)
-          -h, --help                  Show this help.
+          -h, --help           Show this help.
 
         OUTPUT:
           'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
@@ -51,6 +51,7 @@ struct ServeCommand: Subcommand {
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
         \(ExitStatus.notFound.helpLine(meaning: "an address could not be bound (in use, a port below 1024 without privilege)"))
         \(ExitStatus.usage.helpLine)
+        \(ExitStatus.upstreamFailure.helpLine(meaning: "the trusted resolver could not be set up"))
         """
     }
 
