@@ -125,7 +125,7 @@ public final class DNSServer: Sendable {
             attempt += 1
             let socket: DatagramSocket
             do throws(SocketError) {
-                socket = try DatagramSocket(binding: address)
+                socket = try DatagramSocket(binding: address, receiveBuffer: Self.udpReceiveBuffer)
             } catch {
                 throw .bind(address, .udp, error)
             }
@@ -175,6 +175,10 @@ public final class DNSServer: Sendable {
             _ = running?.connections.removeValue(forKey: id)
         }
     }
+
+    /// The receive buffer asked for each UDP socket, in bytes: a burst of a few thousand queries (every
+    /// program of a host starting at once, each asking A and AAAA) waits in it instead of being dropped.
+    static let udpReceiveBuffer = 1 << 20
 
     /// Whether `address` is a loopback address: 127.0.0.0/8 or ::1 (RFC 6890).
     static func isLoopback(_ address: IPAddress) -> Bool {

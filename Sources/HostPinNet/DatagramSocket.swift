@@ -26,13 +26,20 @@ package final class DatagramSocket: Sendable {
 
     /// Opens a UDP socket bound to `address` and registers it on the shared loop.
     ///
-    /// - Parameter address: The endpoint; port 0 picks a free port. An IPv6 address binds IPv6 only.
+    /// - Parameters:
+    ///   - address: The endpoint; port 0 picks a free port. An IPv6 address binds IPv6 only.
+    ///   - receiveBuffer: The kernel receive buffer to ask for (`SO_RCVBUF`, bytes; Linux caps it at
+    ///     `net.core.rmem_max`), for a server that must absorb bursts; `nil` keeps the default, which
+    ///     holds about 256 small datagrams.
     /// - Throws: ``SocketError/system(call:errno:)`` from `socket`, `bind` (`EADDRINUSE`, `EACCES`,
     ///   `EADDRNOTAVAIL`) or the loop's registration.
-    package init(binding address: SocketAddress) throws(SocketError) {
+    package init(binding address: SocketAddress, receiveBuffer: Int? = nil) throws(SocketError) {
         let domain = address.address.family == .v4 ? AF_INET : AF_INET6
         let descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        if var size = receiveBuffer.map(Int32.init(clamping:)) {
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         if address.address.family == .v6 {
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))

@@ -158,7 +158,12 @@ import Glibc
             socket.shutdown()
             socket.close()
         }
-        for wire in HostileBytes.random(count: 5000, seed: 7) { try socket.send(wire, to: address) }
+        // In batches with a pause, so the server's receive buffer (about 256 datagrams) is not simply full
+        // when the well-formed query arrives: that would be a drop, not what is tested here.
+        for (index, wire) in HostileBytes.random(count: 5000, seed: 7).enumerated() {
+            try socket.send(wire, to: address)
+            if index % 100 == 99 { try await Task.sleep(for: .milliseconds(5)) }
+        }
         let response = try #require(TestResponse(try await DNSClient.udp(TestMessage.query("www.example.test", id: 9), to: address)))
         #expect(response.id == 9)
         #expect(response.data(ofType: 1) == ["127.0.0.10"])
@@ -277,6 +282,11 @@ import Glibc
         let (server, address) = try StubLab.server()
         let open = try await SocketChannel.connect(to: address, deadline: .after(.seconds(5)))
         defer { open.close() }
+        // Answered, so accepted: a connection still in the listen queue would be reset, not closed.
+        let answered = try await DNSClient.read(1, from: open) {
+            try await open.write(TCPFrames.frame(TestMessage.query("www.example.test")), deadline: .after(.seconds(5)))
+        }
+        #expect(answered.count == 1)
         await server.stop()
         await server.stop()
         #expect(server.boundAddresses.isEmpty)
