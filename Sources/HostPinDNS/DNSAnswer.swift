@@ -21,7 +21,8 @@ struct DNSAnswer: Sendable, Hashable {
     static let refused = DNSAnswer(rcode: .refused)
 
     /// The answer to ANY (RFC 8482 §4.2): one synthesised HINFO record, CPU "RFC8482", OS empty, instead
-    /// of every record of the name (which would make the stub an amplifier).
+    /// of every record of the name (which would make the stub an amplifier). TTL one hour: the record
+    /// never changes.
     static let minimalAny = DNSAnswer(rcode: .noerror, records: [
         DNSRecord(owner: .question, ttl: 3600, data: .hostInfo(cpu: "RFC8482", os: "")),
     ])
