@@ -106,6 +106,17 @@ import Testing
         #expect(response.rcode == 2)
     }
 
+    @Test func anOpcodeOtherThanQueryIsNOTIMPAndAClassOtherThanINIsREFUSED() async throws {
+        let responder = try StubLab.responder()
+        let notify = try #require(await responder.respond(to: TestMessage.query("example.test", type: 6, opcode: 4), over: .udp))
+        let notimp = try #require(TestResponse(notify))
+        #expect(notimp.rcode == 4)
+        #expect(notimp.opcode == 4)
+        #expect(notimp.questions.map(\.name) == ["example.test."])
+        let chaos = try #require(await responder.respond(to: TestMessage.query("version.bind", type: 16, dnsClass: 3), over: .udp))
+        #expect(TestResponse(chaos)?.rcode == 5)
+    }
+
     @Test func aResponseIsDroppedAndGarbageWithAHeaderIsFORMERR() async throws {
         let responder = try StubLab.responder()
         var response = TestMessage.query("www.example.test")
