@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "HostPin", targets: ["HostPin"]),
         .library(name: "HostPinURL", targets: ["HostPinURL"]),
         .library(name: "HostPinProxy", targets: ["HostPinProxy"]),
+        .library(name: "HostPinDNS", targets: ["HostPinDNS"]),
         .executable(name: "hostpin", targets: ["HostPinCLI"]),
     ],
     targets: [
@@ -47,9 +48,13 @@ let package = Package(
             name: "HostPinProxy",
             dependencies: ["HostPin", "HostPinNet"]
         ),
+        .target(
+            name: "HostPinDNS",
+            dependencies: ["HostPin", "HostPinNet", "CLDNS"]
+        ),
         .executableTarget(
             name: "HostPinCLI",
-            dependencies: ["HostPin", "HostPinURL", "HostPinProxy"]
+            dependencies: ["HostPin", "HostPinURL", "HostPinProxy", "HostPinDNS"]
         ),
         .target(
             name: "HostPinTestSupport",
@@ -68,6 +73,10 @@ let package = Package(
         .testTarget(
             name: "HostPinProxyTests",
             dependencies: ["HostPinProxy", "HostPinNet", "HostPinTestSupport"]
+        ),
+        .testTarget(
+            name: "HostPinDNSTests",
+            dependencies: ["HostPinDNS", "HostPinNet", "HostPinTestSupport", "CLDNS"]
         ),
         .testTarget(
             name: "HostPinCLITests",

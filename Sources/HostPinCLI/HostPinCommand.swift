@@ -11,7 +11,7 @@ enum HostPinCommand {
     static let version = "0.1.0"
 
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
-    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self] }
+    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self] }
 
     /// The tool's own help text.
     static var help: String {

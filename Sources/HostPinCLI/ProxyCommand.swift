@@ -166,7 +166,7 @@ extension ProxyCommand {
 }
 
 /// Narrows every resolution to the `--family` asked for.
-private struct FamilyResolver: HostResolver {
+struct FamilyResolver: HostResolver {
     let inner: any HostResolver
     let family: AddressFamily
 
@@ -179,7 +179,7 @@ private struct FamilyResolver: HostResolver {
 /// `write` is async-signal-safe), and a Dispatch thread (not one of Swift's cooperative pool) blocks
 /// reading it. A handler is installed rather than ignoring the signals for a Dispatch signal source,
 /// because an ignored signal is discarded by the kernel on any thread that does not block it.
-private enum StopSignal {
+enum StopSignal {
     static func wait() async {
         let pipe = stopPipe
         signal(SIGINT, onStopSignal)

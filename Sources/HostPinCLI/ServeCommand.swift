@@ -1,0 +1,142 @@
+import HostPin
+import HostPinDNS
+import HostPinProxy
+
+/// `hostpin serve`: the DNS stub (``DNSServer``) on UDP and TCP, and with `--listen` the forward proxy
+/// (``ForwardProxy``) in the same process, both on one ``CachingResolver``, until SIGINT or SIGTERM.
+/// A thin wrapper: parse, configure, start, print, wait.
+struct ServeCommand: Subcommand {
+    static let name = "serve"
+    static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
+    static let usage = "hostpin serve [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
+        + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
+        + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--timeout SECONDS]"
+    static var help: String {
+        """
+        OVERVIEW: \(abstract)
+
+        USAGE: \(usage)
+
+        Programs that use the system's resolver reach the trusted upstreams through it: name the stub
+        in /etc/resolv.conf (nameserver 127.0.0.53, with --dns-listen 127.0.0.53:53). A and AAAA are
+        answered from the trusted cache with their CNAME chain and the TTL left; NXDOMAIN and NODATA as
+        the upstreams say; ANY with one HINFO record (RFC 8482); other types (MX, TXT, SRV, HTTPS, PTR,
+        ...) are refused (REFUSED) until HostPin can forward them to the trusted upstreams.
+
+        OPTIONS:
+          --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
+                               repeatable; port 0 picks a free port.
+          --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache
+                               (see 'hostpin proxy --help').
+          --rules FILE         Apply the rules in FILE (JSON; README.md, "Rules") to DNS answers: a
+                               blocked host is answered as --blocked-answer says, a pinned one with
+                               its addresses. A bad file is a usage error (2).
+          --blocked-answer nxdomain|unspecified
+                               Answer A and AAAA for a blocked host with NXDOMAIN (the default) or
+                               with 0.0.0.0 and ::.
+          --allow-remote       Allow listening addresses other than loopback; UDP clients are then
+                               limited to 100 queries per second each (bursts of 200).
+          --allow-private      Proxy: allow targets at private, loopback or link-local addresses
+                               (RFC 6890); refused by default (DNS rebinding).
+        \(TrustedOptions.helpLines)
+                               (--family applies to the proxy; DNS clients ask for A or AAAA.)
+          -h, --help           Show this help.
+
+        OUTPUT:
+          'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
+          bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy.
+
+        \(UpstreamSelection.helpSection)
+
+        EXIT STATUS:
+        \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
+        \(ExitStatus.notFound.helpLine(meaning: "an address could not be bound (in use, a port below 1024 without privilege)"))
+        \(ExitStatus.usage.helpLine)
+        \(ExitStatus.upstreamFailure.helpLine(meaning: "the trusted resolver could not be set up"))
+        """
+    }
+
+    static let defaultDNSListen = "127.0.0.1:53"
+
+    let dnsConfiguration: DNSServer.Configuration
+    let proxyConfiguration: ForwardProxy.Configuration?
+    let resolverConfiguration: TrustedResolver.Configuration
+    let family: AddressFamily
+    let rules: Rules
+    let blockedAnswer: BlockedAnswer
+
+    init(parsing parser: inout OptionParser) throws(UsageError) {
+        let expected = "IP:PORT (IPv6 as [IP]:PORT)"
+        var dns = DNSServer.Configuration()
+        let dnsAddresses = try parser.values("--dns-listen", as: SocketAddress.self, expected: expected)
+        dns.listenAddresses = dnsAddresses.isEmpty ? [SocketAddress(Self.defaultDNSListen)!] : dnsAddresses
+        dns.allowRemote = try parser.flag("--allow-remote")
+        let proxyAddress = try parser.value("--listen", as: SocketAddress.self, expected: expected)
+        let allowPrivate = try parser.flag("--allow-private")
+        blockedAnswer = try parser.values("--blocked-answer") { text throws(UsageError) -> BlockedAnswer in
+            guard let answer = BlockedAnswer(rawValue: text) else {
+                throw .invalidValue(option: "--blocked-answer", reason: "'\(text)' is not nxdomain or unspecified")
+            }
+            return answer
+        }.last ?? .nxdomain
+        rules = try RulesOption.parse(&parser)
+        let options = try TrustedOptions(parsing: &parser)
+        try parser.finish()
+        if !dns.allowRemote {
+            for (option, address) in dns.listenAddresses.map({ ("--dns-listen", $0) }) + (proxyAddress.map { [("--listen", $0)] } ?? [])
+            where address.address.specialPurposeBlock?.name != "loopback" {
+                throw .invalidValue(option: option, reason: "\(address) is not a loopback address; "
+                                    + "add --allow-remote to let other hosts use it")
+            }
+        }
+        proxyConfiguration = proxyAddress.map { address in
+            var proxy = ForwardProxy.Configuration()
+            proxy.listenAddress = address
+            proxy.allowRemote = dns.allowRemote
+            proxy.allowPrivate = allowPrivate
+            return proxy
+        }
+        dnsConfiguration = dns
+        resolverConfiguration = options.configuration(useTCP: false)
+        family = options.family
+    }
+
+    func run() async -> ExitStatus {
+        let trusted: TrustedResolver
+        do throws(ResolutionError) {
+            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
+        } catch {
+            Console.error("hostpin: \(error)")
+            return .upstreamFailure
+        }
+        let cache = CachingResolver(upstream: trusted)
+        let server = DNSServer(configuration: dnsConfiguration,
+                               responder: DNSResponder(resolver: cache, rules: rules, blockedAnswer: blockedAnswer))
+        do throws(DNSServerError) {
+            for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
+        } catch {
+            Console.error("hostpin: \(error)")
+            if case .bind = error {
+                Console.error("hostpin: choose another address with --dns-listen IP:PORT: any address of 127.0.0.0/8 "
+                              + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
+            }
+            return .notFound
+        }
+        var proxy: ForwardProxy?
+        if let proxyConfiguration {
+            let started = ForwardProxy(configuration: proxyConfiguration, resolver: FamilyResolver(inner: cache, family: family))
+            do throws(ListenError) {
+                Console.error("listening on \(try started.start()) (HTTP proxy)")
+                proxy = started
+            } catch {
+                Console.error("hostpin: \(error)")
+                await server.stop()
+                return .notFound
+            }
+        }
+        await StopSignal.wait()
+        await proxy?.stop()
+        await server.stop()
+        return .success
+    }
+}

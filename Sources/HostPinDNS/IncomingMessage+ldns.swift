@@ -1,0 +1,78 @@
+import CLDNS
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension IncomingMessage {
+    /// Reads `wire`, one whole DNS message (RFC 1035 §4), with ldns.
+    ///
+    /// ldns checks what a hostile message can break: labels of at most 63 octets, names of at most 255,
+    /// compression pointers that stay inside the message (a pointer loop ends after ldns's pointer limit),
+    /// and section counts that the message actually holds. A message it cannot read is answered FORMERR
+    /// when its header reads, so the client stops waiting.
+    init(wire: [UInt8]) {
+        guard wire.count >= 12 else {
+            self = .drop(.noHeader)
+            return
+        }
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        let status = wire.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+        guard status == LDNS_STATUS_OK, let packet = parsed else {
+            self = Self.unreadable(wire)
+            return
+        }
+        defer { ldns_pkt_free(packet) }
+        if ldns_pkt_qr(packet) {
+            self = .drop(.response)
+            return
+        }
+        let header = Self.header(of: packet)
+        let question = ldns_pkt_qdcount(packet) == 1 ? Self.question(of: packet) : nil
+        if header.opcode != DNSRequestHeader.queryOpcode {
+            self = .reject(header, question: question, .notimp)
+        } else if let question {
+            self = .query(DNSQuery(header: header, question: question))
+        } else {
+            self = .reject(header, question: nil, .formerr)
+        }
+    }
+
+    /// A message whose sections do not read: its header alone, read by ldns from a copy whose four
+    /// section counts are zero (octets 4-11, RFC 1035 §4.1.1), answered FORMERR unless it is a response.
+    private static func unreadable(_ wire: [UInt8]) -> IncomingMessage {
+        let headerOnly = Array(wire.prefix(4)) + [UInt8](repeating: 0, count: 8)
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        let status = headerOnly.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+        guard status == LDNS_STATUS_OK, let packet = parsed else { return .drop(.noHeader) }
+        defer { ldns_pkt_free(packet) }
+        if ldns_pkt_qr(packet) { return .drop(.response) }
+        return .reject(header(of: packet), question: nil, .formerr)
+    }
+
+    private static func header(of packet: UnsafeMutablePointer<ldns_pkt>) -> DNSRequestHeader {
+        let edns = ldns_pkt_edns(packet)
+            ? DNSRequestHeader.EDNS(udpPayloadSize: ldns_pkt_edns_udp_size(packet), version: ldns_pkt_edns_version(packet),
+                                    dnssecOK: ldns_pkt_edns_do(packet))
+            : nil
+        return DNSRequestHeader(id: ldns_pkt_id(packet),
+                                opcode: UInt8(truncatingIfNeeded: ldns_pkt_get_opcode(packet).rawValue),
+                                recursionDesired: ldns_pkt_rd(packet), checkingDisabled: ldns_pkt_cd(packet), edns: edns)
+    }
+
+    private static func question(of packet: UnsafeMutablePointer<ldns_pkt>) -> DNSQuestion? {
+        guard let rr = ldns_rr_list_rr(ldns_pkt_question(packet), 0), let owner = ldns_rr_owner(rr),
+              let data = ldns_rdf_data(owner), let text = ldns_rdf2str(owner)
+        else { return nil }
+        defer { free(text) }
+        var name = String(cString: text)
+        // The final dot is the root label's separator unless it is escaped ("a\." ends in a label "a.").
+        let backslashes = name.dropLast().reversed().prefix { $0 == "\\" }.count
+        if name.hasSuffix("."), backslashes % 2 == 0 { name.removeLast() }
+        return DNSQuestion(wireName: Array(UnsafeBufferPointer(start: data, count: ldns_rdf_size(owner))), name: name,
+                           type: DNSType(rawValue: UInt16(truncatingIfNeeded: ldns_rr_get_type(rr).rawValue)),
+                           dnsClass: UInt16(truncatingIfNeeded: ldns_rr_get_class(rr).rawValue))
+    }
+}

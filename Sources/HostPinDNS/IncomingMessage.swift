@@ -1,0 +1,20 @@
+/// What a received message is, before anything is resolved: a query to answer, a message to answer
+/// with an error RCODE alone, or one that gets no answer at all.
+enum IncomingMessage: Sendable, Hashable {
+    /// Why a message gets no answer.
+    enum DropReason: Sendable, Hashable {
+        /// Shorter than the 12-octet header: there is no ID to answer to.
+        case noHeader
+        /// QR is set: it is a response, and answering responses lets two servers loop.
+        case response
+    }
+
+    /// A query to answer.
+    case query(DNSQuery)
+    /// A message answered with `rcode` and no records: FORMERR when it cannot be read past its header
+    /// or has QDCOUNT other than 1, NOTIMP for an opcode other than QUERY (echoing its question when it
+    /// has one that reads).
+    case reject(DNSRequestHeader, question: DNSQuestion?, DNSResponseCode)
+    /// Not answered.
+    case drop(DropReason)
+}

@@ -1,0 +1,154 @@
+import CLDNS
+import HostPin
+
+/// Writes HostPin's responses with ldns (RFC 1035 §4): the query's ID, OPCODE, RD and CD echoed, QR and
+/// RA set, AA clear (HostPin is no zone's authority), the question exactly as asked, and an OPT record
+/// (RFC 6891 §6.1.1) only when the query had one.
+///
+/// A response larger than the client can take is sent without records and with TC set (RFC 2181 §9,
+/// RFC 6891 §7): the client asks again over TCP (RFC 7766 §5).
+enum ResponseWriter {
+    /// `answer` as the response to `header` and `question`.
+    ///
+    /// - Parameters:
+    ///   - limit: The largest response the client takes, in octets (see ``DNSTransport``).
+    ///   - udpPayloadSize: The UDP payload size HostPin advertises in its OPT record.
+    /// - Returns: The message; `nil` when ldns cannot build it (out of memory, or a CNAME target that is
+    ///   no domain name).
+    static func write(_ answer: DNSAnswer, to header: DNSRequestHeader, question: DNSQuestion?, limit: Int,
+                      udpPayloadSize: UInt16) -> [UInt8]? {
+        let frame = Frame(header: header, question: question, rcode: answer.rcode.rawValue, udpPayloadSize: udpPayloadSize)
+        return frame.write(limit: limit) { packet, owner in
+            for record in answer.records {
+                guard let rr = self.rr(record, question: owner) else { return false }
+                ldns_pkt_push_rr(packet, LDNS_SECTION_ANSWER, rr)
+            }
+            return true
+        }
+    }
+
+    /// A forwarder's `reply` (a whole DNS message) as the response to `query`: its RCODE and its answer,
+    /// authority and additional records, under this query's header and question.
+    ///
+    /// - Returns: The message; `nil` when `reply` is not a response to this question (it does not read,
+    ///   QR is clear, or its question differs), for the caller to answer SERVFAIL.
+    static func relay(_ reply: [UInt8], to query: DNSQuery, limit: Int, udpPayloadSize: UInt16) -> [UInt8]? {
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        let status = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+        guard status == LDNS_STATUS_OK, let source = parsed else { return nil }
+        defer { ldns_pkt_free(source) }
+        guard ldns_pkt_qr(source), ldns_pkt_qdcount(source) == 1, let asked = ldns_rr_list_rr(ldns_pkt_question(source), 0),
+              ldns_rr_get_type(asked).rawValue == UInt32(query.question.type.rawValue),
+              ldns_rr_get_class(asked).rawValue == UInt32(query.question.dnsClass),
+              let mine = rdf(wireName: query.question.wireName)
+        else { return nil }
+        defer { ldns_rdf_deep_free(mine) }
+        guard ldns_dname_compare(ldns_rr_owner(asked), mine) == 0 else { return nil }
+        var rcode = UInt16(ldns_pkt_edns_extended_rcode(source)) << 4 | UInt16(ldns_pkt_get_rcode(source).rawValue & 0xF)
+        // An extended RCODE needs an OPT record to travel in; a client without EDNS gets SERVFAIL instead.
+        if rcode > 15, query.header.edns == nil { rcode = DNSResponseCode.servfail.rawValue }
+        let frame = Frame(header: query.header, question: query.question, rcode: rcode, udpPayloadSize: udpPayloadSize)
+        return frame.write(limit: limit) { packet, _ in
+            let sections = [(LDNS_SECTION_ANSWER, ldns_pkt_answer(source)), (LDNS_SECTION_AUTHORITY, ldns_pkt_authority(source)),
+                            (LDNS_SECTION_ADDITIONAL, ldns_pkt_additional(source))]
+            for (section, list) in sections {
+                for index in 0..<(list.map { ldns_rr_list_rr_count($0) } ?? 0) {
+                    guard let rr = ldns_rr_clone(ldns_rr_list_rr(list, index)) else { return false }
+                    ldns_pkt_push_rr(packet, section, rr)
+                }
+            }
+            return true
+        }
+    }
+
+    /// The parts every response shares, and the two writes (full, then truncated) of one response.
+    private struct Frame {
+        let header: DNSRequestHeader
+        let question: DNSQuestion?
+        /// The 12-bit RCODE: the low 4 bits in the header, the rest in the OPT record.
+        let rcode: UInt16
+        let udpPayloadSize: UInt16
+
+        /// Writes the response with the records `fill` adds (given the packet and the question's owner
+        /// name), or, when that is longer than `limit`, without them and with TC set.
+        func write(limit: Int,
+                   fill: (UnsafeMutablePointer<ldns_pkt>, UnsafeMutablePointer<ldns_rdf>?) -> Bool) -> [UInt8]? {
+            guard let full = message(truncated: false, fill: fill) else { return nil }
+            return full.count <= limit ? full : message(truncated: true, fill: fill)
+        }
+
+        private func message(truncated: Bool,
+                             fill: (UnsafeMutablePointer<ldns_pkt>, UnsafeMutablePointer<ldns_rdf>?) -> Bool) -> [UInt8]? {
+            guard let packet = ldns_pkt_new() else { return nil }
+            defer { ldns_pkt_free(packet) }
+            ldns_pkt_set_id(packet, header.id)
+            ldns_pkt_set_qr(packet, true)
+            ldns_pkt_set_opcode(packet, ldns_pkt_opcode(rawValue: UInt32(header.opcode)))
+            ldns_pkt_set_rd(packet, header.recursionDesired)
+            ldns_pkt_set_cd(packet, header.checkingDisabled)
+            ldns_pkt_set_ra(packet, true)
+            ldns_pkt_set_tc(packet, truncated)
+            ldns_pkt_set_rcode(packet, UInt8(rcode & 0xF))
+            if header.edns != nil {
+                ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
+                ldns_pkt_set_edns_extended_rcode(packet, UInt8(truncatingIfNeeded: rcode >> 4))
+            }
+            var owner: UnsafeMutablePointer<ldns_rdf>?
+            if let question {
+                guard let rr = ldns_rr_new(), let name = rdf(wireName: question.wireName) else { return nil }
+                ldns_rr_set_owner(rr, name)
+                ldns_rr_set_type(rr, ldns_rr_type(rawValue: UInt32(question.type.rawValue)))
+                ldns_rr_set_class(rr, ldns_rr_class(rawValue: UInt32(question.dnsClass)))
+                ldns_rr_set_question(rr, true)
+                ldns_pkt_push_rr(packet, LDNS_SECTION_QUESTION, rr)
+                owner = name
+            }
+            if !truncated, !fill(packet, owner) { return nil }
+            // ldns_pkt2wire would allocate 64 KiB for each message; this buffer grows when it must.
+            guard let buffer = ldns_buffer_new(512) else { return nil }
+            defer { ldns_buffer_free(buffer) }
+            guard ldns_pkt2buffer_wire(buffer, packet) == LDNS_STATUS_OK, ldns_buffer_status_ok(buffer) else { return nil }
+            return Array(UnsafeBufferPointer(start: ldns_buffer_begin(buffer), count: ldns_buffer_position(buffer)))
+        }
+    }
+
+    /// One answer record, class IN; `nil` when ldns cannot build it.
+    private static func rr(_ record: DNSRecord, question owner: UnsafeMutablePointer<ldns_rdf>?) -> UnsafeMutablePointer<ldns_rr>? {
+        let ownerName: UnsafeMutablePointer<ldns_rdf>? = switch record.owner {
+        case .question: owner.flatMap { ldns_rdf_clone($0) }
+        case .name(let name): ldns_dname_new_frm_str(name)
+        }
+        guard let ownerName else { return nil }
+        guard let rr = ldns_rr_new() else {
+            ldns_rdf_deep_free(ownerName)
+            return nil
+        }
+        ldns_rr_set_owner(rr, ownerName)
+        ldns_rr_set_ttl(rr, record.ttl)
+        ldns_rr_set_class(rr, LDNS_RR_CLASS_IN)
+        ldns_rr_set_type(rr, ldns_rr_type(rawValue: UInt32(record.data.type.rawValue)))
+        let rdfs: [UnsafeMutablePointer<ldns_rdf>?] = switch record.data {
+        case .address(let address):
+            address.bytes.withUnsafeBufferPointer { bytes in
+                [ldns_rdf_new_frm_data(address.family == .v4 ? LDNS_RDF_TYPE_A : LDNS_RDF_TYPE_AAAA, bytes.count, bytes.baseAddress)]
+            }
+        case .canonicalName(let target):
+            [ldns_dname_new_frm_str(target)]
+        case .hostInfo(let cpu, let os):
+            [ldns_rdf_new_frm_str(LDNS_RDF_TYPE_STR, cpu), ldns_rdf_new_frm_str(LDNS_RDF_TYPE_STR, os)]
+        }
+        guard rdfs.allSatisfy({ $0 != nil }) else {
+            rdfs.forEach { $0.map(ldns_rdf_deep_free) }
+            ldns_rr_free(rr)
+            return nil
+        }
+        for rdf in rdfs { ldns_rr_push_rdf(rr, rdf) }
+        return rr
+    }
+
+    /// A domain name rdf holding `wireName` as it is (ldns compares names case-insensitively, and
+    /// compresses the answer's owner names to point at it).
+    private static func rdf(wireName: [UInt8]) -> UnsafeMutablePointer<ldns_rdf>? {
+        wireName.withUnsafeBufferPointer { ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, $0.count, $0.baseAddress) }
+    }
+}

@@ -1,0 +1,49 @@
+import HostPin
+import HostPinNet
+
+/// The stub on one UDP socket: a task receives datagrams one after another and answers each in a child
+/// task of its own, so a query waiting for an upstream does not hold back the cache hits behind it.
+final class UDPService: Sendable {
+    let socket: DatagramSocket
+    private let responder: DNSResponder
+    /// Shared by every UDP socket of the server: queries being answered, and the most allowed.
+    private let inFlight: QueryCount
+    /// Shared by every UDP socket of the server: `nil` when queries are not rate-limited.
+    private let limiter: RateLimiter?
+
+    init(socket: DatagramSocket, responder: DNSResponder, inFlight: QueryCount, limiter: RateLimiter?) {
+        self.socket = socket
+        self.responder = responder
+        self.inFlight = inFlight
+        self.limiter = limiter
+    }
+
+    /// Answers queries until the socket is shut down or the task cancelled, waits for the answers in
+    /// flight (cancelled with it), then closes the socket.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            while true {
+                let datagram: Datagram
+                do throws(SocketError) {
+                    datagram = try await socket.receive(deadline: nil)
+                } catch {
+                    if case .system = error {
+                        // Out of memory or buffers: not the client's doing, and retrying at once would spin.
+                        await EventLoop.shared.sleep(until: .after(.milliseconds(100)))
+                        continue
+                    }
+                    return  // closed or cancelled: the server is stopping
+                }
+                if let limiter, !limiter.admit(datagram.source.address) { continue }
+                guard inFlight.enter() else { continue }
+                group.addTask { [socket, responder, inFlight] in
+                    defer { inFlight.leave() }
+                    guard let response = await responder.respond(to: datagram.bytes, over: .udp) else { return }
+                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    _ = try? socket.send(response, to: datagram.source)
+                }
+            }
+        }
+        socket.close()
+    }
+}

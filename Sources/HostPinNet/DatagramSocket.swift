@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One datagram received: its bytes and where it came from.
+package struct Datagram: Sendable {
+    package let bytes: [UInt8]
+    package let source: SocketAddress
+}
+
+/// A UDP socket bound to one address, on the ``EventLoop``: receiving suspends the task until a datagram
+/// arrives (the channel's no-lost-wakeup wait), sending never waits.
+///
+/// One task receives at a time (the channel keeps one waiter per direction); any number may send.
+/// Sending does not wait for buffer space because several tasks send on one socket and a direction has
+/// one waiter: a datagram the kernel has no room for is dropped, as the network may drop it too.
+package final class DatagramSocket: Sendable {
+    /// Where the socket is bound (with the kernel's port when port 0 was asked for).
+    package let boundAddress: SocketAddress
+    private let channel: SocketChannel
+
+    /// The largest datagram read: the largest UDP payload (RFC 768 length field, less the header).
+    package static let maximumDatagram = 65_507
+
+    /// Opens a UDP socket bound to `address` and registers it on the shared loop.
+    ///
+    /// - Parameters:
+    ///   - address: The endpoint; port 0 picks a free port. An IPv6 address binds IPv6 only.
+    ///   - receiveBuffer: The kernel receive buffer to ask for (`SO_RCVBUF`, bytes; Linux caps it at
+    ///     `net.core.rmem_max`), for a server that must absorb bursts; `nil` keeps the default, which
+    ///     holds about 256 small datagrams.
+    /// - Throws: ``SocketError/system(call:errno:)`` from `socket`, `bind` (`EADDRINUSE`, `EACCES`,
+    ///   `EADDRNOTAVAIL`) or the loop's registration.
+    package init(binding address: SocketAddress, receiveBuffer: Int? = nil) throws(SocketError) {
+        let domain = address.address.family == .v4 ? AF_INET : AF_INET6
+        let descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
+        if var size = receiveBuffer.map(Int32.init(clamping:)) {
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if address.address.family == .v6 {
+            var one: Int32 = 1
+            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard address.withSockaddr({ bind(descriptor, $0, $1) }) == 0,
+              let bound = SocketAddress.of(socket: descriptor, peer: false)
+        else {
+            let failure = errno
+            Glibc.close(descriptor)
+            throw .system(call: "bind", errno: failure)
+        }
+        boundAddress = bound
+        channel = try SocketChannel(descriptor: descriptor)  // closes the descriptor when it throws
+    }
+
+    /// Waits for the next datagram.
+    ///
+    /// - Parameter deadline: When to give up (``SocketError/timedOut``); `nil` waits for ever.
+    /// - Throws: ``SocketError``: `.closed` once ``close()`` was called, `.cancelled`, `.timedOut`, or
+    ///   `.system(call: "recvfrom", …)`.
+    package func receive(deadline: ContinuousClock.Instant?) async throws(SocketError) -> Datagram {
+        while true {
+            if channel.isShut { throw .closed }
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            var count = 0
+            var failure: Int32 = 0
+            let buffer = [UInt8](unsafeUninitializedCapacity: Self.maximumDatagram) { buffer, initialized in
+                count = withUnsafeMutablePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(channel.descriptor, buffer.baseAddress, Self.maximumDatagram, 0, $0, &length)
+                    }
+                }
+                failure = errno
+                initialized = max(0, count)
+            }
+            if count >= 0 {
+                // A datagram from a family other than IPv4 and IPv6 cannot reach an IP socket.
+                guard let source = SocketAddress(storage: storage) else { continue }
+                // Copied to its own size: the read buffer holds the largest datagram.
+                return Datagram(bytes: buffer.withUnsafeBufferPointer { Array($0) }, source: source)
+            }
+            switch failure {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try await channel.waitReadable(deadline: deadline)
+            default: throw .system(call: "recvfrom", errno: failure)
+            }
+        }
+    }
+
+    /// Sends `bytes` as one datagram to `destination`, without waiting.
+    ///
+    /// - Returns: `false` when the kernel's send buffer is full and the datagram was dropped.
+    /// - Throws: ``SocketError``: `.closed` after ``close()``, `.system(call: "sendto", …)`.
+    @discardableResult
+    package func send(_ bytes: [UInt8], to destination: SocketAddress) throws(SocketError) -> Bool {
+        while true {
+            if channel.isShut { throw .closed }
+            let sent = bytes.withUnsafeBytes { raw in
+                destination.withSockaddr { sendto(channel.descriptor, raw.baseAddress, raw.count, 0, $0, $1) }
+            }
+            if sent >= 0 { return true }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK, ENOBUFS: return false
+            case let failure: throw .system(call: "sendto", errno: failure)
+            }
+        }
+    }
+
+    /// Fails a waiting ``receive(deadline:)`` with ``SocketError/closed``, and every later receive and
+    /// send. Safe from any task; the descriptor stays open until ``close()``.
+    package func shutdown() {
+        channel.shutdown()
+    }
+
+    /// Deregisters the socket and closes its descriptor. Idempotent. Call it once no receive or send is
+    /// running (after ``shutdown()`` and the end of the tasks using the socket): a descriptor number is
+    /// reused at once by the next socket opened.
+    package func close() {
+        channel.close()
+    }
+}

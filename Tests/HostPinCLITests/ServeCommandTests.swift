@@ -1,0 +1,306 @@
+import Foundation
+import HostPinTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hostpin serve` as a user runs it, asked by real clients: dig, and glibc's resolver (getent) reading
+/// a resolv.conf that names the stub.
+@Suite(.serialized) struct ServeCommandTests {
+    let lab: Lab
+    init() throws { lab = try Lab.current() }
+
+    private func serve(_ arguments: [String] = []) async throws -> ServeProcess {
+        try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description] + arguments)
+    }
+
+    private static func dig(_ server: String, _ arguments: String...) async throws -> String {
+        let (address, port) = try #require(ServeProcess.split(server))
+        let result = try await ProcessRunner.run("/usr/bin/dig", ["@\(address)", "-p", port, "+time=2", "+tries=1"] + arguments)
+        return result.standardOutput
+    }
+
+    @Test func digGetsTheTrustedAddressOverUDPAndTCP() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        let full = try await Self.dig(address, "www.example.test")
+        #expect(full.contains("status: NOERROR"))
+        #expect(full.contains("flags: qr rd ra;"))
+        #expect(full.contains("www.example.test.\t3600\tIN\tA\t127.0.0.10"))
+        #expect(try await Self.dig(address, "+short", "www.example.test") == "127.0.0.10\n")
+        #expect(try await Self.dig(address, "+short", "+tcp", "alias.example.test") == "www.example.test.\n127.0.0.10\n")
+        #expect(try await Self.dig(address, "+short", "AAAA", "v6only.example.test") == "::1\n")
+        #expect(try await Self.stop(stub, with: SIGTERM) == 0)
+    }
+
+    @Test func digKeepsTheQuestionsLetterCase() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let output = try await Self.dig(try #require(stub.dnsAddresses.first), "+noall", "+question", "+answer", "wWw.ExAmPlE.tEsT")
+        #expect(output.contains(";wWw.ExAmPlE.tEsT.\t\tIN\tA"))
+        #expect(output.contains("wWw.ExAmPlE.tEsT.\t3600\tIN\tA\t127.0.0.10"))
+    }
+
+    @Test func digRetriesABigAnswerOverTCP() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        let truncated = try await Self.dig(address, "+ignore", "+bufsize=1232", "big.example.test")
+        #expect(truncated.contains("flags: qr tc rd ra;"))
+        let full = try await Self.dig(address, "+short", "big.example.test")  // dig asks again over TCP
+        #expect(Set(full.split(separator: "\n").map(String.init)) == Set((1...100).map { "127.0.1.\($0)" }))
+    }
+
+    @Test func negativeAnswersAndOtherTypes() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(address, "nx.example.test").contains("status: NXDOMAIN"))
+        let nodata = try await Self.dig(address, "v6only.example.test")
+        #expect(nodata.contains("status: NOERROR") && nodata.contains("ANSWER: 0"))
+        #expect(try await Self.dig(address, "MX", "www.example.test").contains("status: REFUSED"))
+        #expect(try await Self.dig(address, "+short", "ANY", "www.example.test") == "\"RFC8482\" \"\"\n")
+    }
+
+    @Test func getentResolvesThroughAResolvConfNamingTheStub() async throws {
+        // glibc asks port 53 only: the stub takes port 53 of a loopback address nobody uses.
+        var stub: ServeProcess?
+        var tried: [String] = []
+        for last in 153...172 {
+            let address = "127.0.0.\(last):53"
+            do {
+                stub = try await ServeProcess(["--dns-listen", address, "--server", lab.trustedDNS.description])
+                break
+            } catch {
+                tried.append("\(address): \(error)")
+            }
+        }
+        let running = try #require(stub, "no free port 53: \(tried)")
+        defer { running.kill() }
+        let nameserver = try #require(ServeProcess.split(running.dnsAddresses[0])).0
+        // A resolv.conf of the test's own, bound over /etc/resolv.conf in a private mount namespace: the
+        // host's file is never touched.
+        let resolvConf = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-resolv-\(UUID().uuidString).conf")
+        try "nameserver \(nameserver)\noptions timeout:2 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: resolvConf) }
+        let result = try await ProcessRunner.run("/usr/bin/unshare", [
+            "--mount", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && getent hosts www.example.test && getent ahostsv4 alias.example.test",
+            resolvConf.path,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        #expect(lines.first == ["127.0.0.10", "www.example.test"])
+        #expect(lines.dropFirst().first == ["127.0.0.10", "STREAM", "www.example.test"])
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aSignalStopsItWithExitZero(_ signal: Int32) async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        #expect(try await Self.stop(stub, with: signal) == 0)
+    }
+
+    @Test func aNonLoopbackAddressNeedsAllowRemote() async throws {
+        for arguments in [["--dns-listen", "192.0.2.1:53"], ["--dns-listen", "127.0.0.1:0", "--listen", "192.0.2.1:8118"]] {
+            let result = try await HostPinBinary.run(["serve", "--server", lab.trustedDNS.description] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.standardError.contains("is not a loopback address; add --allow-remote"), "\(result.standardError)")
+        }
+    }
+
+    @Test func anAddressInUseExitsOneSayingHowToChooseAnother() async throws {
+        let first = try await serve()
+        defer { first.kill() }
+        let address = try #require(first.dnsAddresses.first)
+        let result = try await HostPinBinary.run(["serve", "--dns-listen", address, "--server", lab.trustedDNS.description])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("cannot listen on \(address) over UDP: bind: Address already in use"))
+        #expect(result.standardError.contains("choose another address with --dns-listen IP:PORT"))
+    }
+
+    @Test func rulesBlockAndPinNames() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-rules-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rules = folder.appendingPathComponent("rules.json")
+        try """
+            {"rules": [{"action": "block", "host": "www.example.test"},
+                       {"action": "pin", "host": "cdn.example.test", "addresses": ["127.0.0.99"]}]}
+            """.write(to: rules, atomically: true, encoding: .utf8)
+        let stub = try await serve(["--rules", rules.path])
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(address, "www.example.test").contains("status: NXDOMAIN"))
+        #expect(try await Self.dig(address, "+short", "cdn.example.test") == "127.0.0.99\n")
+        #expect(try await Self.dig(address, "+short", "alias.example.test") == "www.example.test.\n127.0.0.10\n")
+        let unspecified = try await serve(["--rules", rules.path, "--blocked-answer", "unspecified"])
+        defer { unspecified.kill() }
+        #expect(try await Self.dig(try #require(unspecified.dnsAddresses.first), "+short", "www.example.test") == "0.0.0.0\n")
+    }
+
+    @Test func theProxyRunsBesideTheStub() async throws {
+        let stub = try await serve(["--listen", "127.0.0.1:0", "--allow-private"])
+        defer { stub.kill() }
+        let proxy = try #require(stub.proxyAddress)
+        let result = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "10", "-x", "http://\(proxy)",
+                                                                    "http://www.example.test:\(lab.httpPort)/whoami"])
+        #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+        #expect(try await Self.dig(try #require(stub.dnsAddresses.first), "+short", "cdn.example.test") == "127.0.0.11\n")
+        #expect(try await Self.stop(stub, with: SIGTERM) == 0)
+    }
+
+    @Test func hostileDatagramsLeaveMemoryBoundedAndAnswersFlowing() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(address, "+short", "www.example.test") == "127.0.0.10\n")
+        let before = try stub.residentBytes()
+        let (_, portText) = try #require(ServeProcess.split(address))
+        let port = try #require(UInt16(portText))
+        try await Self.sendRandomDatagrams(50_000, to: port)
+        #expect(try await Self.dig(address, "+short", "cdn.example.test") == "127.0.0.11\n")
+        let after = try stub.residentBytes()
+        #expect(after - before < 32 << 20, "resident memory grew from \(before) to \(after) bytes")
+    }
+
+    /// Sends `count` datagrams of random bytes (0-600 octets, half with a query-like header) to
+    /// 127.0.0.1:`port`, in batches that let the stub keep up, from a thread of their own.
+    private static func sendRandomDatagrams(_ count: Int, to port: UInt16) async throws {
+        try await ServeProcess.offPool {
+            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
+            defer { close(descriptor) }
+            var target = sockaddr_in()
+            target.sin_family = sa_family_t(AF_INET)
+            target.sin_port = port.bigEndian
+            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var generator = SystemRandomNumberGenerator()
+            for index in 0..<count {
+                let length = Int.random(in: 0...600, using: &generator)
+                var bytes = (0..<(length + 7) / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+                bytes.removeLast(bytes.count - length)
+                if bytes.count >= 12, index % 2 == 0 {
+                    bytes[2] &= 0x7F
+                    bytes[4] = 0
+                    bytes[5] = 1
+                }
+                _ = withUnsafePointer(to: &target) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(descriptor, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                if index % 200 == 199 { usleep(2000) }
+            }
+        }
+    }
+
+    /// Sends `signal` to the stub and returns its exit status.
+    private static func stop(_ stub: ServeProcess, with signal: Int32) async throws -> Int32 {
+        Glibc.kill(stub.pid, signal)
+        return try await stub.exitStatus()
+    }
+}
+
+/// A running `hostpin serve` (the built binary); standard error goes to a file, read for the
+/// `listening on` lines.
+private final class ServeProcess: Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let pid: Int32
+    /// The DNS addresses, `IP:PORT`, in the order printed.
+    let dnsAddresses: [String]
+    /// The proxy's address when `--listen` was given.
+    let proxyAddress: String?
+    private let process: Process
+    private let errorPath: String
+
+    /// Starts `hostpin serve arguments…` and waits until it says where it listens.
+    ///
+    /// - Throws: ``Failure`` with its standard error when it exits or says nothing within 10 seconds.
+    init(_ arguments: [String]) async throws {
+        errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
+        process.arguments = ["serve"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        try process.run()
+        self.process = process
+        pid = process.processIdentifier
+        let wantsProxy = arguments.contains("--listen")
+        var dns: [String] = []
+        var proxy: String?
+        for _ in 0..<500 {
+            let lines = ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").split(separator: "\n")
+            dns = lines.filter { $0.hasSuffix(" (DNS over UDP and TCP)") }.compactMap { Self.address(in: $0) }
+            proxy = lines.first { $0.hasSuffix(" (HTTP proxy)") }.flatMap { Self.address(in: $0) }
+            if !dns.isEmpty, !wantsProxy || proxy != nil { break }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard !dns.isEmpty, !wantsProxy || proxy != nil, process.isRunning else {
+            let text = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+            if process.isRunning { Glibc.kill(pid, SIGKILL) }
+            try? FileManager.default.removeItem(atPath: errorPath)
+            throw Failure(description: "hostpin serve did not start: \(text)")
+        }
+        dnsAddresses = dns
+        proxyAddress = proxy
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: errorPath)
+    }
+
+    /// Kills the process if it still runs (the end of every test, whatever happened).
+    func kill() {
+        if process.isRunning { Glibc.kill(pid, SIGKILL) }
+    }
+
+    /// Waits (off the cooperative pool) for the process to exit and returns its status.
+    func exitStatus() async throws -> Int32 {
+        let process = process
+        return try await Self.offPool {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    /// The process's resident memory (`VmRSS` of /proc/PID/status), in bytes.
+    func residentBytes() throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kibibytes = Int(line.dropFirst("VmRSS:".count).split(whereSeparator: \.isWhitespace).first ?? "")
+        else { throw Failure(description: "no VmRSS in /proc/\(pid)/status") }
+        return kibibytes * 1024
+    }
+
+    /// `IP:PORT` from `listening on IP:PORT (…)`.
+    private static func address(in line: Substring) -> String? {
+        guard line.hasPrefix("listening on ") else { return nil }
+        return line.dropFirst("listening on ".count).split(separator: " ").first.map(String.init)
+    }
+
+    /// `("127.0.0.1", "5353")` from `127.0.0.1:5353`.
+    static func split(_ address: String) -> (String, String)? {
+        guard let colon = address.lastIndex(of: ":") else { return nil }
+        return (String(address[..<colon]), String(address[address.index(after: colon)...]))
+    }
+
+    /// Runs blocking work on a thread of its own (not Swift's pool, not Dispatch's global queue).
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+}

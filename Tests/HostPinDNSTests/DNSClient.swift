@@ -1,0 +1,52 @@
+import HostPinNet
+@testable import HostPinDNS
+
+/// A plain DNS client for tests: one query over UDP, or several over one TCP connection.
+enum DNSClient {
+    struct NoAnswer: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Sends `query` over UDP from a socket of its own and returns the first datagram back.
+    ///
+    /// - Throws: ``NoAnswer`` when nothing arrives within `timeout`.
+    static func udp(_ query: [UInt8], to server: SocketAddress, timeout: Duration = .seconds(5)) async throws -> [UInt8] {
+        let socket = try DatagramSocket(binding: SocketAddress(address: server.address, port: 0))
+        defer {
+            socket.shutdown()
+            socket.close()
+        }
+        try socket.send(query, to: server)
+        do {
+            return try await socket.receive(deadline: .after(timeout)).bytes
+        } catch SocketError.timedOut {
+            throw NoAnswer(description: "no UDP answer from \(server) within \(timeout)")
+        }
+    }
+
+    /// Sends every query of `queries` over one TCP connection at once (pipelined), then reads
+    /// `queries.count` responses in the order they arrive.
+    static func tcp(_ queries: [[UInt8]], to server: SocketAddress, timeout: Duration = .seconds(5)) async throws -> [[UInt8]] {
+        let channel = try await SocketChannel.connect(to: server, deadline: .after(timeout))
+        defer { channel.close() }
+        try await channel.write(queries.flatMap(TCPFrames.frame), deadline: .after(timeout))
+        return try await read(queries.count, from: channel, timeout: timeout)
+    }
+
+    /// Reads `count` framed responses from `channel`.
+    static func read(_ count: Int, from channel: SocketChannel, timeout: Duration = .seconds(5)) async throws -> [[UInt8]] {
+        var frames = TCPFrames()
+        var responses: [[UInt8]] = []
+        let deadline = ContinuousClock.Instant.after(timeout)
+        while responses.count < count {
+            if let message = frames.next() {
+                responses.append(message)
+                continue
+            }
+            let bytes = try await channel.read(deadline: deadline)
+            if bytes.isEmpty { throw NoAnswer(description: "the server closed the connection after \(responses.count) of \(count) responses") }
+            frames.append(bytes)
+        }
+        return responses
+    }
+}

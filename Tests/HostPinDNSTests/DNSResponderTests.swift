@@ -1,0 +1,131 @@
+import HostPin
+import HostPinNet
+import HostPinTestSupport
+@testable import HostPinDNS
+import Testing
+
+/// The responder against the lab's NSD (zone example.test), without sockets of its own.
+@Suite struct DNSResponderTests {
+    private static func ask(_ responder: DNSResponder, _ name: String, type: UInt16 = 1, udpSize: UInt16? = 1232,
+                            over transport: DNSTransport = .udp, id: UInt16 = 0x1234) async throws -> TestResponse {
+        let wire = try #require(await responder.respond(to: TestMessage.query(name, type: type, id: id, udpSize: udpSize), over: transport))
+        return try #require(TestResponse(wire))
+    }
+
+    @Test func anAddressIsAnsweredFromTheTrustedUpstream() async throws {
+        let response = try await Self.ask(StubLab.responder(), "www.example.test")
+        #expect(response.rcode == 0)
+        #expect(response.answers == [TestResponse.Record(owner: "www.example.test.", type: 1, ttl: 3600, data: "127.0.0.10")])
+    }
+
+    @Test func anAliasIsAnsweredWithItsCNAMEChain() async throws {
+        let response = try await Self.ask(StubLab.responder(), "chain.example.test")
+        #expect(response.answers.map(\.description) == [
+            "chain.example.test. 30 TYPE5 alias.example.test.",
+            "alias.example.test. 5 TYPE5 www.example.test.",
+            "www.example.test. 3600 TYPE1 127.0.0.10",
+        ])
+    }
+
+    @Test func aaaaIsAnswered() async throws {
+        let response = try await Self.ask(StubLab.responder(), "v6only.example.test", type: 28)
+        #expect(response.data(ofType: 28) == ["::1"])
+    }
+
+    @Test func aMissingNameIsNXDOMAIN() async throws {
+        let response = try await Self.ask(StubLab.responder(), "nx.example.test")
+        #expect(response.rcode == 3)
+        #expect(response.answers.isEmpty)
+        // A resolution does not keep the upstream's SOA, so there is none to give.
+        #expect(response.authority.isEmpty)
+    }
+
+    @Test func aNameWithoutTheFamilyIsNODATA() async throws {
+        let response = try await Self.ask(StubLab.responder(), "v6only.example.test", type: 1)
+        #expect(response.rcode == 0)
+        #expect(response.answers.isEmpty)
+    }
+
+    @Test func aCachedAnswersTTLIsCountedDown() async throws {
+        let responder = try StubLab.responder()
+        let first = try await Self.ask(responder, "cdn.example.test")
+        try await Task.sleep(for: .milliseconds(1100))
+        let second = try await Self.ask(responder, "cdn.example.test")
+        #expect(first.answers.map(\.ttl) == [3600])
+        let ttl = try #require(second.answers.first?.ttl)
+        #expect(ttl < 3600 && ttl >= 3590)
+    }
+
+    @Test func aBigAnswerIsTruncatedOverUDPAndWholeOverTCP() async throws {
+        let responder = try StubLab.responder()
+        // 4096: the client could take it, but the stub sends at most its own 1232 over UDP.
+        for udpSize: UInt16? in [nil, 512, 1232, 4096] {
+            let response = try await Self.ask(responder, "big.example.test", udpSize: udpSize)
+            #expect(response.truncated, "EDNS size \(String(describing: udpSize))")
+            #expect(response.answers.isEmpty)
+            #expect(response.questions.map(\.name) == ["big.example.test."])
+        }
+        let larger = DNSResponder(resolver: responder.resolver, udpPayloadSize: 4096)
+        let large = try await Self.ask(larger, "big.example.test", udpSize: 4096)
+        #expect(!large.truncated)
+        #expect(large.answers.count == 100)
+        #expect(large.udpSize == 4096)
+        let tcp = try await Self.ask(responder, "big.example.test", udpSize: nil, over: .tcp)
+        #expect(!tcp.truncated)
+        #expect(Set(tcp.data(ofType: 1)) == Set((1...100).map { "127.0.1.\($0)" }))
+    }
+
+    @Test func otherTypesAreRefusedWithoutAForwarder() async throws {
+        let response = try await Self.ask(StubLab.responder(), "www.example.test", type: 15)
+        #expect(response.rcode == 5)
+    }
+
+    @Test func otherTypesGoThroughAForwarderWhenOneIsPlugged() async throws {
+        let lab = try Lab.current()
+        let nsd = SocketAddress(lab.trustedDNS.description)!
+        let responder = try StubLab.responder(forwarder: UDPForwarder(server: nsd))
+        let nodata = try await Self.ask(responder, "www.example.test", type: 16, id: 4321)
+        #expect(nodata.id == 4321)
+        #expect(nodata.rcode == 0)
+        #expect(nodata.answers.isEmpty)
+        #expect(nodata.authority.map(\.type) == [6])  // NSD's SOA, relayed
+        let ns = try await Self.ask(responder, "example.test", type: 2)
+        #expect(ns.data(ofType: 2) == ["ns.example.test."])
+    }
+
+    @Test func aForwarderWithoutReplyGivesSERVFAIL() async throws {
+        let response = try await Self.ask(StubLab.responder(forwarder: SilentForwarder()), "www.example.test", type: 16)
+        #expect(response.rcode == 2)
+    }
+
+    @Test func upstreamsThatDoNotAnswerGiveSERVFAIL() async throws {
+        let silent = try await FaultServer(mode: .drop, upstream: nil)
+        defer { silent.stop() }
+        let responder = try StubLab.responder(upstream: silent.address, budget: .milliseconds(600))
+        let response = try await Self.ask(responder, "www.example.test")
+        #expect(response.rcode == 2)
+    }
+
+    @Test func anOpcodeOtherThanQueryIsNOTIMPAndAClassOtherThanINIsREFUSED() async throws {
+        let responder = try StubLab.responder()
+        let notify = try #require(await responder.respond(to: TestMessage.query("example.test", type: 6, opcode: 4), over: .udp))
+        let notimp = try #require(TestResponse(notify))
+        #expect(notimp.rcode == 4)
+        #expect(notimp.opcode == 4)
+        #expect(notimp.questions.map(\.name) == ["example.test."])
+        let chaos = try #require(await responder.respond(to: TestMessage.query("version.bind", type: 16, dnsClass: 3), over: .udp))
+        #expect(TestResponse(chaos)?.rcode == 5)
+    }
+
+    @Test func aResponseIsDroppedAndGarbageWithAHeaderIsFORMERR() async throws {
+        let responder = try StubLab.responder()
+        var response = TestMessage.query("www.example.test")
+        response[2] |= 0x80
+        #expect(await responder.respond(to: response, over: .udp) == nil)
+        #expect(await responder.respond(to: [1, 2, 3], over: .udp) == nil)
+        let wire = try #require(await responder.respond(to: HostileBytes.pointerLoop, over: .udp))
+        let formerr = try #require(TestResponse(wire))
+        #expect(formerr.rcode == 1)
+        #expect(formerr.id == 0xBEEF)
+    }
+}

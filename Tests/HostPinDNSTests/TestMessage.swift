@@ -1,0 +1,115 @@
+import CLDNS
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// DNS messages for tests, built and read with ldns (the server's own code is what is under test).
+enum TestMessage {
+    /// A query for `name` (presentation form, case kept) of `type` and `dnsClass`, with ID `id`, RD set,
+    /// and an OPT record advertising `udpSize` unless it is `nil`.
+    static func query(_ name: String, type: UInt16 = 1, dnsClass: UInt16 = 1, id: UInt16 = 0x1234, udpSize: UInt16? = 1232,
+                      ednsVersion: UInt8 = 0, recursionDesired: Bool = true, checkingDisabled: Bool = false,
+                      opcode: UInt8 = 0) -> [UInt8] {
+        var built: UnsafeMutablePointer<ldns_pkt>?
+        let status = ldns_pkt_query_new_frm_str(&built, name, ldns_rr_type(rawValue: UInt32(type)),
+                                                ldns_rr_class(rawValue: UInt32(dnsClass)), 0)
+        precondition(status == LDNS_STATUS_OK, "ldns cannot build a query for \(name)")
+        let packet = built!
+        defer { ldns_pkt_free(packet) }
+        ldns_pkt_set_id(packet, id)
+        ldns_pkt_set_rd(packet, recursionDesired)
+        ldns_pkt_set_cd(packet, checkingDisabled)
+        ldns_pkt_set_opcode(packet, ldns_pkt_opcode(rawValue: UInt32(opcode)))
+        if let udpSize {
+            ldns_pkt_set_edns_udp_size(packet, udpSize)
+            ldns_pkt_set_edns_version(packet, ednsVersion)
+        }
+        return wire(packet)
+    }
+
+    static func wire(_ packet: UnsafeMutablePointer<ldns_pkt>) -> [UInt8] {
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        precondition(ldns_pkt2wire(&bytes, packet, &size) == LDNS_STATUS_OK)
+        defer { free(bytes) }
+        return Array(UnsafeBufferPointer(start: bytes, count: size))
+    }
+}
+
+/// A response as a test reads it (with ldns).
+struct TestResponse: CustomStringConvertible {
+    struct Record: Equatable, CustomStringConvertible {
+        /// Presentation form with the final dot, as sent (case kept).
+        let owner: String
+        let type: UInt16
+        let ttl: UInt32
+        /// The RDATA fields in presentation form, joined by spaces: `127.0.0.10`, `www.example.test.`.
+        let data: String
+
+        var description: String { "\(owner) \(ttl) TYPE\(type) \(data)" }
+    }
+
+    let id: UInt16
+    let isResponse: Bool
+    let opcode: UInt8
+    let authoritative: Bool
+    let truncated: Bool
+    let recursionDesired: Bool
+    let recursionAvailable: Bool
+    let checkingDisabled: Bool
+    /// The full RCODE: the header's 4 bits and the OPT record's 8.
+    let rcode: UInt16
+    let questions: [(name: String, type: UInt16, dnsClass: UInt16)]
+    let answers: [Record]
+    let authority: [Record]
+    /// The OPT record's UDP payload size; `nil` without one.
+    let udpSize: UInt16?
+
+    init?(_ wire: [UInt8]) {
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        guard wire.withUnsafeBufferPointer({ ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }) == LDNS_STATUS_OK,
+              let packet = parsed else { return nil }
+        defer { ldns_pkt_free(packet) }
+        id = ldns_pkt_id(packet)
+        isResponse = ldns_pkt_qr(packet)
+        opcode = UInt8(ldns_pkt_get_opcode(packet).rawValue)
+        authoritative = ldns_pkt_aa(packet)
+        truncated = ldns_pkt_tc(packet)
+        recursionDesired = ldns_pkt_rd(packet)
+        recursionAvailable = ldns_pkt_ra(packet)
+        checkingDisabled = ldns_pkt_cd(packet)
+        rcode = UInt16(ldns_pkt_edns_extended_rcode(packet)) << 4 | UInt16(ldns_pkt_get_rcode(packet).rawValue)
+        udpSize = ldns_pkt_edns(packet) ? ldns_pkt_edns_udp_size(packet) : nil
+        let question = ldns_pkt_question(packet)
+        questions = (0..<ldns_rr_list_rr_count(question)).map { index in
+            let rr = ldns_rr_list_rr(question, index)
+            return (Self.text(ldns_rr_owner(rr)), UInt16(ldns_rr_get_type(rr).rawValue), UInt16(ldns_rr_get_class(rr).rawValue))
+        }
+        answers = Self.records(ldns_pkt_answer(packet))
+        authority = Self.records(ldns_pkt_authority(packet))
+    }
+
+    private static func records(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [Record] {
+        (0..<ldns_rr_list_rr_count(list)).map { index in
+            let rr = ldns_rr_list_rr(list, index)
+            let data = (0..<ldns_rr_rd_count(rr)).map { text(ldns_rr_rdf(rr, $0)) }.joined(separator: " ")
+            return Record(owner: text(ldns_rr_owner(rr)), type: UInt16(ldns_rr_get_type(rr).rawValue), ttl: ldns_rr_ttl(rr), data: data)
+        }
+    }
+
+    private static func text(_ rdf: UnsafeMutablePointer<ldns_rdf>?) -> String {
+        guard let rdf, let text = ldns_rdf2str(rdf) else { return "" }
+        defer { free(text) }
+        return String(cString: text)
+    }
+
+    /// The answer records' data of `type`, in order: `["127.0.0.10"]`.
+    func data(ofType type: UInt16) -> [String] {
+        answers.filter { $0.type == type }.map(\.data)
+    }
+
+    var description: String {
+        "id \(id) rcode \(rcode)\(truncated ? " TC" : "") answers \(answers) authority \(authority)"
+    }
+}
