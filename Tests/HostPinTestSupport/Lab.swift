@@ -90,9 +90,11 @@ public struct Lab: Sendable {
                    dnsTLSAddress: optional("LAB_DNS_TLS_ADDR"), onPathStub: optional("LAB_ONPATH_STUB"))
     }
 
-    /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`).
-    public func countedQueries() throws -> Int {
-        let result = try ProcessRunner.run("/usr/sbin/nsd-control", ["-c", countNSDConf, "stats_noreset"])
+    /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`). Async:
+    /// the child runs on a thread of its own, never blocking a thread of Swift's pool (the proxy and the
+    /// resolvers under test in the same process need both of its two threads).
+    public func countedQueries() async throws -> Int {
+        let result = try await ProcessRunner.run("/usr/sbin/nsd-control", ["-c", countNSDConf, "stats_noreset"])
         for line in result.standardOutput.split(separator: "\n") where line.hasPrefix("num.queries=") {
             if let count = Int(line.dropFirst("num.queries=".count)) { return count }
         }

@@ -16,12 +16,12 @@ import Testing
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
-        let before = try lab.countedQueries()
+        let before = try await lab.countedQueries()
         let answers = try await withThrowingTaskGroup(of: Resolution.self) { group in
             for _ in 0..<50 { group.addTask { try await resolver.resolve("www.example.test", family: .any) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let after = try lab.countedQueries()
+        let after = try await lab.countedQueries()
         #expect(answers.count == 50)
         #expect(answers.allSatisfy { $0.ipAddresses.map(\.description) == ["127.0.0.10"] })
         #expect(Set(answers.map(\.receivedAt)).count == 1)  // one shared answer
@@ -33,7 +33,7 @@ import Testing
         defer { relay.stop() }
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
         let name = try HostName.parse("nx.example.test")
-        let before = try lab.countedQueries()
+        let before = try await lab.countedQueries()
         let errors = await withTaskGroup(of: ResolutionError?.self) { group in
             for _ in 0..<10 {
                 group.addTask {
@@ -44,7 +44,7 @@ import Testing
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(errors == Array(repeating: .nxdomain(name), count: 10))
-        #expect(try lab.countedQueries() - before == 1)
+        #expect(try await lab.countedQueries() - before == 1)
     }
 
     @Test func cancellingOneWaiterLeavesTheOthersTheAnswer() async throws {
@@ -103,13 +103,13 @@ import Testing
         let clock = ManualClock()
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]),
                                        cache: ResolutionCache(clock: clock))
-        let before = try lab.countedQueries()
+        let before = try await lab.countedQueries()
         let first = try await resolver.resolve("short.example.test", family: .v4)
         let second = try await resolver.resolve("short.example.test", family: .v4)
-        let cached = try lab.countedQueries()
+        let cached = try await lab.countedQueries()
         clock.advance(by: .seconds(1))
         let third = try await resolver.resolve("short.example.test", family: .v4)
-        let after = try lab.countedQueries()
+        let after = try await lab.countedQueries()
         #expect(first.source == .upstream)
         #expect(second.source == .cache)
         #expect(second.ttl == 1)
@@ -120,22 +120,22 @@ import Testing
 
     @Test func zeroTTLAnswerIsAskedEveryTime() async throws {
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
-        let before = try lab.countedQueries()
+        let before = try await lab.countedQueries()
         for _ in 0..<3 {
             let answer = try await resolver.resolve("zero.example.test", family: .v4)
             #expect(answer.source == .upstream)
         }
-        #expect(try lab.countedQueries() - before == 3)
+        #expect(try await lab.countedQueries() - before == 3)
         #expect(resolver.cache.count == 0)
     }
 
     @Test func ipLiteralsMakeNoQuery() async throws {
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
-        let before = try lab.countedQueries()
+        let before = try await lab.countedQueries()
         for literal in ["127.0.0.10", "::1", "[::1]", "localhost"] {
             let answer = try await resolver.resolve(literal)
             #expect(answer.source == .literal)
         }
-        #expect(try lab.countedQueries() - before == 0)
+        #expect(try await lab.countedQueries() - before == 0)
     }
 }

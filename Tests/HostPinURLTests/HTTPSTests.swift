@@ -97,8 +97,9 @@ extension InterceptorTests {
             request.httpMethod = "PUT"
             request.httpBody = Data("hello over tls".utf8)
             let (data, _) = try await session.data(for: request)
+            let digest = await Self.sha256Hex("hello over tls")
             #expect(String(decoding: data, as: UTF8.self) == "origin=www host=www.example.test:\(port) method=PUT length=14 "
-                + "sha256=\(Self.sha256Hex("hello over tls"))\n")
+                + "sha256=\(digest)\n")
         }
 
         @Test func responseHeadersArriveUnderTheOriginalURL() async throws {
@@ -111,8 +112,8 @@ extension InterceptorTests {
             #expect(String(decoding: data, as: UTF8.self) == "status=418\n")
         }
 
-        static func sha256Hex(_ text: String) -> String {
-            let result = try? ProcessRunner.run("/usr/bin/sha256sum", [], input: text)
+        static func sha256Hex(_ text: String) async -> String {
+            let result = try? await ProcessRunner.run("/usr/bin/sha256sum", [], input: text)
             return String(result?.standardOutput.prefix(64) ?? "")
         }
     }
