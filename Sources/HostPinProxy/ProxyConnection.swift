@@ -14,9 +14,10 @@ import Musl
 ///
 /// The states are the steps of ``run()``: wait for a head's first byte (idle; the head timeout for the
 /// first request, the idle timeout between requests) → read the head (busy from here; the head timeout)
-/// → parse → resolve and connect →
-/// send the head and, concurrently, the body while waiting for the response head (origin timeout; 1xx
-/// responses are passed on) → relay the response body → back to waiting, or close. A tunnel or any
+/// → parse → decide by the rules (``RuleRouter``; a local answer is sent here, then back to waiting) →
+/// resolve (or take a pin rule's addresses) and connect → send the head and, concurrently, the body
+/// while waiting for the response head (origin timeout; 1xx responses are passed on) → relay the
+/// response body → back to waiting, or close. A tunnel or any
 /// error ends the connection, and so does a stopping proxy (``ConnectionSlot``) once the request is done.
 struct ProxyConnection: Sendable {
     let client: SocketChannel

@@ -25,6 +25,10 @@ import Synchronization
 /// leaves it to URLSession's own HTTP (``canInit(with:)`` declines it; a redirect hop to such a host is
 /// sent by libcurl resolving the name through the system, since a protocol cannot hand a hop back).
 ///
+/// With `allowPrivate: false` the DNS-rebinding guard (`RebindingGuard`, shared with the proxy) is on:
+/// a name HostPin resolves may not lead to a special-purpose address (RFC 6890); IP literals, `localhost`
+/// and pin rules' addresses are never guarded.
+///
 /// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own; the request's
 /// own `Authorization` and `Cookie` go to its origin only, as in curl); `Set-Cookie` is filed under each
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
@@ -37,7 +41,7 @@ import Synchronization
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
 /// host name), `.cannotConnectToHost` (no address connects), `.serverCertificateUntrusted` (certificate
 /// not trusted or for another name), `.secureConnectionFailed` (other TLS failures), `.timedOut`,
-/// `.cancelled`.
+/// `.cancelled`, and `.resourceUnavailable` for a request a `block` rule or the rebinding guard refused.
 public final class PinnedURLProtocol: URLProtocol {
     /// Which resolver and address family every instance uses. Foundation creates protocol instances
     /// itself, so this is process-wide.
