@@ -4,7 +4,8 @@ import Synchronization
 
 /// An HTTP/1.1 forward proxy whose every connection goes to the addresses a trusted ``HostResolver``
 /// pins: absolute-form requests (`GET http://host/path`) are forwarded in origin-form with the right
-/// `Host`; `CONNECT host:port` opens a byte tunnel, so TLS stays end to end.
+/// `Host`; `CONNECT host:port` opens a byte tunnel, so TLS stays end to end. The interception rules
+/// (``Configuration/rules``) decide each request first: block, answer locally, redirect, pin, edit.
 ///
 /// ```swift
 /// var configuration = ForwardProxy.Configuration()

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -25,19 +25,23 @@ import Synchronization
 /// leaves it to URLSession's own HTTP (``canInit(with:)`` declines it; a redirect hop to such a host is
 /// sent by libcurl resolving the name through the system, since a protocol cannot hand a hop back).
 ///
+/// With `allowPrivate: false` the DNS-rebinding guard (`RebindingGuard`, shared with the proxy) is on:
+/// a name HostPin resolves may not lead to a special-purpose address (RFC 6890); IP literals, `localhost`
+/// and pin rules' addresses are never guarded.
+///
 /// Redirects are followed per ``RedirectPolicy`` (each hop resolved and pinned on its own; the request's
 /// own `Authorization` and `Cookie` go to its origin only, as in curl); `Set-Cookie` is filed under each
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
 /// host name), `.cannotConnectToHost` (no address connects), `.serverCertificateUntrusted` (certificate
 /// not trusted or for another name), `.secureConnectionFailed` (other TLS failures), `.timedOut`,
-/// `.cancelled`.
+/// `.cancelled`, and `.resourceUnavailable` for a request a `block` rule or the rebinding guard refused.
 public final class PinnedURLProtocol: URLProtocol {
     /// Which resolver and address family every instance uses. Foundation creates protocol instances
     /// itself, so this is process-wide.
@@ -49,6 +53,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let cookieStorage: HTTPCookieStorage?
         let plainHTTP: PlainHTTPTransport
         let rules: Rules
+        let allowPrivate: Bool
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -82,14 +87,19 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - rules: The interception rules every request is decided by first (README.md, "Rules"), each
     ///     redirect hop and transparent target again; none by default. Load a file with
     ///     `try Rules(contentsOf:)`.
+    ///   - allowPrivate: Whether a name HostPin resolves may lead to special-purpose addresses (RFC 6890:
+    ///     private, loopback, link-local, …); `true` by default. With `false`, the DNS-rebinding guard
+    ///     (``RebindingGuard``) is on: such addresses are dropped from the answer, and a name with no
+    ///     other address fails with `.resourceUnavailable` naming the address and its block. IP literals,
+    ///     `localhost` and a `pin` rule's addresses are never guarded.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
-                               rules: Rules = Rules()) {
+                               rules: Rules = Rules(), allowPrivate: Bool = true) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate)
         }
     }
 
