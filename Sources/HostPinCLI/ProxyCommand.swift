@@ -10,7 +10,7 @@ struct ProxyCommand: Subcommand {
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
-        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS]"
+        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS] [--rules FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -27,6 +27,15 @@ struct ProxyCommand: Subcommand {
           --allow-private             Allow targets that resolve to private, loopback or link-local
                                       addresses (RFC 6890); refused by default (DNS rebinding).
           --allow-connect-port PORT   Allow CONNECT to PORT as well as 443; repeatable.
+          --rules FILE                Apply the interception rules in FILE (JSON; see README.md,
+                                      "Rules") to every request: block (403), answer locally,
+                                      redirect, pin to addresses (no DNS query; allowed even
+                                      without --allow-private), edit header fields. CONNECT gets
+                                      only the rules about a whole host (block, pin, pass, redirect
+                                      to another host): the URL is inside TLS. A pass rule forwards
+                                      the request unedited, still resolved through the trusted
+                                      upstreams (the proxy never asks the system's resolver). A bad
+                                      file is a usage error (2) listing every problem.
           --server IP:PORT|URL        A trusted upstream: IP:PORT (plain DNS), https://NAME[:PORT]/PATH
                                       (DNS over HTTPS) or tls://NAME[:PORT] (DNS over TLS); repeat
                                       for failover, tried in order. Wins over HOSTPIN_UPSTREAMS.
@@ -49,7 +58,9 @@ struct ProxyCommand: Subcommand {
 
         OUTPUT:
           'listening on IP:PORT' on standard error once bound; one access-log line per request on
-          standard output: time client method target pinned-address status bytes duration. The log
+          standard output: time client method target pinned-address status bytes duration rules
+          source (rules: the rules that decided, as rules[2], or -; source: where the addresses
+          came from: upstream, cache, literal, pin, or -). The log
           never makes a connection wait: lines queue in memory (1 MiB) while standard output is slow,
           and when the queue is full they are dropped and counted ('hostpin: N access-log lines
           dropped ...' in their place).
@@ -107,6 +118,7 @@ struct ProxyCommand: Subcommand {
             }
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
+        configuration.rules = try RulesOption.parse(&parser)
         let options = try TrustedOptions(parsing: &parser)
         try parser.finish()
         if !configuration.allowRemote, configuration.listenAddress.address.specialPurposeBlock?.name != "loopback" {

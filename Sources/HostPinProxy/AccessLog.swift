@@ -1,3 +1,5 @@
+import HostPin
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -25,10 +27,18 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     public let bytes: UInt64
     /// From the complete head to the end of the response (or tunnel).
     public let duration: Duration
+    /// The rules that decided the request, in order: a transparent redirect's rule, then its target's
+    /// (``Rules``). Empty when none did; `header` rules, which edit and do not decide, are not listed.
+    public let rules: [RuleReference]
+    /// Where the pinned addresses came from; `nil` when no address was looked up (a refusal before that,
+    /// or a response the proxy made itself).
+    public let source: AddressSource?
 
-    /// `2026-11-30T00:25:58.123Z 127.0.0.1:40312 GET http://www.example.test:80/whoami 127.0.0.10:80 200 35 1.204ms`:
+    /// `2026-11-30T00:25:58.123Z 127.0.0.1:40312 GET http://www.example.test:80/whoami 127.0.0.10:80 200 35 1.204ms - cache`:
     /// time (RFC 3339, UTC), client, method, target, pinned address, status, bytes, duration in
-    /// milliseconds; `-` for what is unknown.
+    /// milliseconds, the rules that decided (`rules[2]`, `rules[0],rules[3]` for a transparent redirect
+    /// and its target's rule), the address source (`upstream`, `cache`, `literal`, `pin`); `-` for what
+    /// is unknown or absent.
     public var description: String {
         var seconds = time_t(unixSeconds)
         var parts = tm()
@@ -41,8 +51,9 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
         let (wholeSeconds, attoseconds) = duration.components
         let micros = wholeSeconds * 1_000_000 + attoseconds / 1_000_000_000_000
         let durationText = "\(micros / 1000).\(String(1000 + micros % 1000).dropFirst())ms"
+        let rulesText = rules.isEmpty ? "-" : rules.map(\.keyPath).joined(separator: ",")
         return [stamp, client?.description ?? "-", method, target, pinned?.description ?? "-", "\(status)",
-                "\(bytes)", durationText].joined(separator: " ")
+                "\(bytes)", durationText, rulesText, source?.description ?? "-"].joined(separator: " ")
     }
 
     /// The current wall-clock time as (``unixSeconds``, ``nanoseconds``).

@@ -16,8 +16,15 @@ extension ForwardProxy {
         /// Allow a listening address that is not loopback, so other hosts can use the proxy. Default: false.
         public var allowRemote = false
         /// Allow targets whose pinned addresses are special-purpose (RFC 6890: private, loopback,
-        /// link-local, …). Off by default: a public name resolving there is DNS rebinding.
+        /// link-local, …). Off by default: a public name resolving there is DNS rebinding
+        /// (``RebindingGuard``). A `pin` rule's addresses are allowed either way: the operator chose them.
         public var allowPrivate = false
+        /// The interception rules every request is decided by first (README.md, "Rules"): plain-HTTP
+        /// requests get every action, CONNECT tunnels only what a rule says about the whole host (block,
+        /// pin, pass, redirect to another host). A `pass` rule cannot hand a request to the system's
+        /// resolver, which the proxy never asks: the host is resolved through the trusted upstreams as if
+        /// no rule applied, without header edits. Default: none.
+        public var rules = Rules()
         /// The ports CONNECT may reach. Default: 443 only.
         public var allowedConnectPorts: Set<UInt16> = [443]
         /// How long one pinned address may take to accept a TCP connection before the next is tried.

@@ -2,9 +2,9 @@ import HostPin
 import HostPinNet
 
 /// Turns a request's authority into a TCP connection to one of its pinned addresses: resolves the name
-/// through the trusted resolver, refuses special-purpose addresses unless allowed, and tries every
-/// remaining address in answer order until one accepts (so `multi.example.test`, whose first address is
-/// dead, still connects).
+/// through the trusted resolver (or takes a `pin` rule's addresses), refuses special-purpose addresses
+/// of a resolved name unless allowed (``RebindingGuard``), and tries every remaining address in answer
+/// order until one accepts (so `multi.example.test`, whose first address is dead, still connects).
 struct OriginConnector: Sendable {
     let resolver: any HostResolver
     let allowPrivate: Bool
@@ -18,33 +18,48 @@ struct OriginConnector: Sendable {
         let address: SocketAddress
     }
 
-    /// The pinned addresses `authority` may be connected to, in order.
+    /// The addresses a request may be connected to, and where they came from.
+    struct Pinning: Sendable {
+        let addresses: [SocketAddress]
+        let source: AddressSource
+    }
+
+    /// The addresses `authority` may be connected to, in order: those the resolver answers, or those a
+    /// `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
+    /// apply to them; the proxy's own address is refused either way.
     ///
-    /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(host:address:block:)``,
+    /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(_:)``,
     ///   ``ProxyError/targetIsProxy(_:)``.
-    func pinnedAddresses(for authority: RequestTarget.Authority) async throws(ProxyError) -> [SocketAddress] {
-        let resolution: Resolution
-        do throws(ResolutionError) {
-            resolution = try await resolver.resolve(authority.host, family: .any)
-        } catch {
-            throw .nameNotResolved(authority.host, error)
-        }
-        var allowed: [SocketAddress] = []
-        var refused: (IPAddress, IPAddress.SpecialPurposeBlock)?
-        for address in resolution.ipAddresses {
-            if !allowPrivate, let block = address.specialPurposeBlock {
-                refused = refused ?? (address, block)
-                continue
+    func addresses(for authority: RequestTarget.Authority, _ pinned: PinnedAddresses) async throws(ProxyError) -> Pinning {
+        let addresses: [IPAddress]
+        let source: AddressSource
+        switch pinned {
+        case .pinned(let ruleAddresses, _):
+            addresses = ruleAddresses
+            source = .pinnedByRule
+        case .resolve:
+            let resolution: Resolution
+            do throws(ResolutionError) {
+                resolution = try await resolver.resolve(authority.host, family: .any)
+            } catch {
+                throw .nameNotResolved(authority.host, error)
             }
-            allowed.append(SocketAddress(address: address, port: authority.port))
+            source = .resolved(resolution.source)
+            if allowPrivate {
+                addresses = resolution.ipAddresses
+            } else {
+                do throws(RebindingRefusal) {
+                    addresses = try RebindingGuard.admitted(resolution.ipAddresses, for: authority.host)
+                } catch {
+                    throw .privateAddress(error)
+                }
+            }
         }
-        if allowed.isEmpty, let refused {
-            throw .privateAddress(host: authority.host, address: refused.0, block: refused.1)
-        }
+        let allowed = addresses.map { SocketAddress(address: $0, port: authority.port) }
         if let proxy, let loop = allowed.first(where: proxy.isReached(by:)) {
             throw .targetIsProxy(loop)
         }
-        return allowed
+        return Pinning(addresses: allowed, source: source)
     }
 
     /// Connects to the first of `addresses` that accepts, each within ``connectTimeout``.

@@ -27,7 +27,8 @@ enum Overload {
             channel.close()
             configuration.accessLog?(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds,
                                                     client: channel.peer, method: "-", target: "-", pinned: nil,
-                                                    status: error.status, bytes: 0, duration: ContinuousClock.now - started))
+                                                    status: error.status, bytes: 0, duration: ContinuousClock.now - started,
+                                                    rules: [], source: nil))
         }
     }
 }

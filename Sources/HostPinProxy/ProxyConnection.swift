@@ -32,6 +32,8 @@ struct ProxyConnection: Sendable {
         var status: Int
         var bytes: UInt64 = 0
         var pinned: SocketAddress?
+        /// Where the pinned addresses came from.
+        var source: AddressSource?
         var keepAlive = false
         /// Whether the origin connection may carry another request: the response was HTTP/1.1, framed by
         /// length or chunks (or had no body), without `Connection: close`, relayed whole, and nothing
@@ -110,24 +112,59 @@ struct ProxyConnection: Sendable {
             return false
         case .absoluteForm(let authority, let path):
             let when = AccessLogEntry.now()
-            var outcome: Outcome
-            do throws(ProxyError) {
-                outcome = try await forward(head, authority: authority, path: path, input: input, kept: &kept)
-            } catch {
-                await refuse(error, method: head.method, target: head.targetText, started: started)
+            let routed = RuleRouter(rules: configuration.rules).route(head, authority: authority, path: path)
+            let outcome: Outcome
+            switch routed.route {
+            case .refuse(let error):
+                await refuse(error, method: head.method, target: head.targetText, rules: routed.rules, started: started)
                 return false
+            case .answer(let answer):
+                outcome = await send(answer, for: head)
+            case .forward(let target):
+                do throws(ProxyError) {
+                    outcome = try await forward(head, to: target, input: input, kept: &kept)
+                } catch {
+                    await refuse(error, method: head.method, target: head.targetText, rules: routed.rules, started: started)
+                    return false
+                }
             }
-            log(head.method, head.targetText, outcome.pinned, outcome.status, outcome.bytes, started, when)
+            log(head.method, head.targetText, outcome.pinned, outcome.status, outcome.bytes, started, when,
+                rules: routed.rules, source: outcome.source)
             return outcome.keepAlive
         }
+    }
+
+    /// Sends a response the proxy makes itself (a `respond` rule's, or a `redirect` rule's 3xx). The
+    /// connection stays open for another request only when this one had no body: the body is not read,
+    /// and its bytes could not be told apart from a next request.
+    private func send(_ answer: LocalAnswer, for head: RequestHead) async -> Outcome {
+        let keepAlive = head.wantsKeepAlive && head.framing == .none && !slot.isStopping
+        var fields = HeaderFields()
+        for (name, value) in answer.headers { fields.append(name: name, value: value) }
+        fields.append(name: "Via", value: "1.1 \(configuration.viaPseudonym)")
+        if !keepAlive { fields.append(name: "Connection", value: "close") }
+        let bytes = Array("HTTP/1.1 \(answer.status) \(ReasonPhrase.for(answer.status))\r\n".utf8) + fields.wireBytes
+            + [HeadSyntax.cr, HeadSyntax.lf] + Array(answer.body)
+        var outcome = Outcome(status: answer.status)
+        do throws(SocketError) {
+            try await client.write(bytes, deadline: .after(configuration.idleTimeout))
+        } catch {
+            return outcome
+        }
+        outcome.bytes = UInt64(answer.body.count)
+        outcome.keepAlive = keepAlive
+        if !keepAlive { client.shutdownWrite() }
+        return outcome
     }
 
     /// Forwards one absolute-form request, on the kept origin connection when it matches, else on a new
     /// one. Throws only before any response byte reached the client; later failures end the connection
     /// (reported through the outcome's `keepAlive == false`).
-    private func forward(_ head: RequestHead, authority: RequestTarget.Authority, path: String,
-                         input: BufferedInput, kept: inout KeptOrigin?) async throws(ProxyError) -> Outcome {
-        let addresses = try await connector.pinnedAddresses(for: authority)
+    private func forward(_ head: RequestHead, to target: ForwardTarget, input: BufferedInput,
+                         kept: inout KeptOrigin?) async throws(ProxyError) -> Outcome {
+        let authority = target.authority
+        let pinning = try await connector.addresses(for: authority, target.addresses)
+        let addresses = pinning.addresses
         var origin: KeptOrigin?
         if let previous = kept {
             kept = nil
@@ -150,10 +187,9 @@ struct ProxyConnection: Sendable {
                                      channel: connection.channel)
             }
             origin = nil
-            let outcome: Outcome
+            var outcome: Outcome
             do throws(AttemptFailure) {
-                outcome = try await attempt(head, authority: authority, path: path, input: input, on: current,
-                                            reused: reused)
+                outcome = try await attempt(head, to: target, input: input, on: current, reused: reused)
             } catch {
                 discard(current)
                 switch error {
@@ -164,6 +200,7 @@ struct ProxyConnection: Sendable {
                     continue  // once: the next attempt is on a fresh connection, whose failures are not stale
                 }
             }
+            outcome.source = pinning.source
             if outcome.originReusable && outcome.keepAlive {
                 current.park()
                 if !reused { keeper.register(current) }
@@ -186,14 +223,14 @@ struct ProxyConnection: Sendable {
     }
 
     /// Sends the request on `origin` and relays the response.
-    private func attempt(_ head: RequestHead, authority: RequestTarget.Authority, path: String,
-                         input: BufferedInput, on origin: KeptOrigin, reused: Bool) async throws(AttemptFailure) -> Outcome {
+    private func attempt(_ head: RequestHead, to target: ForwardTarget, input: BufferedInput, on origin: KeptOrigin,
+                         reused: Bool) async throws(AttemptFailure) -> Outcome {
         let address = origin.key.address
         let channel = origin.channel
         let via = configuration.viaPseudonym
         do throws(SocketError) {
-            try await channel.write(ForwardedHead.request(head, authority: authority, path: path, via: via,
-                                                          closing: !head.wantsKeepAlive),
+            try await channel.write(ForwardedHead.request(head, authority: target.authority, path: target.path, via: via,
+                                                          closing: !head.wantsKeepAlive, edits: target.headerEdits),
                                     deadline: .after(configuration.idleTimeout))
         } catch {
             throw reused ? .stale(.originClosed(address)) : .refused(.originClosed(address))
@@ -300,21 +337,24 @@ struct ProxyConnection: Sendable {
         return outcome
     }
 
-    /// Sends `error` as the response, logs it, and leaves the connection to be closed.
-    func refuse(_ error: ProxyError, method: String, target: String, started: ContinuousClock.Instant) async {
+    /// Sends `error` as the response, logs it (with the `rules` that decided the request), and leaves the
+    /// connection to be closed.
+    func refuse(_ error: ProxyError, method: String, target: String, rules: [RuleReference] = [],
+                started: ContinuousClock.Instant) async {
         let when = AccessLogEntry.now()
         try? await client.write(error.response(via: configuration.viaPseudonym), deadline: .after(configuration.idleTimeout))
         client.shutdownWrite()
-        log(method, target, nil, error.status, 0, started, when)
+        log(method, target, nil, error.status, 0, started, when, rules: rules, source: nil)
     }
 
     /// Writes one access-log entry.
     func log(_ method: String, _ target: String, _ pinned: SocketAddress?, _ status: Int, _ bytes: UInt64,
-             _ started: ContinuousClock.Instant, _ when: (unixSeconds: Int, nanoseconds: Int)) {
+             _ started: ContinuousClock.Instant, _ when: (unixSeconds: Int, nanoseconds: Int),
+             rules: [RuleReference], source: AddressSource?) {
         guard let accessLog = configuration.accessLog else { return }
         accessLog(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds, client: client.peer,
                                  method: method, target: target, pinned: pinned, status: status, bytes: bytes,
-                                 duration: ContinuousClock.now - started))
+                                 duration: ContinuousClock.now - started, rules: rules, source: source))
     }
 }
 

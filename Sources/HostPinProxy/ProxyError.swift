@@ -6,10 +6,10 @@ import HostPin
 /// | status | cases |
 /// |---|---|
 /// | 400 | malformed request head or body, origin-form or `*` request to the proxy, CONNECT with a body |
-/// | 403 | CONNECT port not allowed, private address not allowed, target is the proxy itself |
+/// | 403 | CONNECT port not allowed, private address not allowed, target is the proxy itself, blocked by a rule, a rule's local response asked for through a tunnel |
 /// | 408 | the request head did not arrive within the head timeout |
 /// | 414, 431, 501, 505 | the head problems ``HeadError/status`` names |
-/// | 502 | name not resolved, no address connects, origin closed or sent a malformed response |
+/// | 502 | name not resolved, no address connects, origin closed or sent a malformed response, a rule's transparent redirect the proxy cannot follow |
 /// | 503 | the proxy already serves its maximum number of connections (with `Retry-After`) |
 /// | 504 | connecting or the response head took longer than the configured timeouts |
 public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -31,10 +31,21 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// CONNECT to a port that is not allowed (by default only 443).
     case connectPortNotAllowed(port: UInt16, allowed: [UInt16])
     /// Every pinned address of the host is special-purpose (private, loopback, link-local, …) and
-    /// private targets are not allowed: the first one refused, and its block.
-    case privateAddress(host: HostName, address: IPAddress, block: IPAddress.SpecialPurposeBlock)
+    /// private targets are not allowed (``RebindingGuard``).
+    case privateAddress(RebindingRefusal)
     /// The target is the proxy's own listening address (the request would loop).
     case targetIsProxy(SocketAddress)
+    /// A `block` rule refuses the request (or the tunnel).
+    case blocked(RuleReference)
+    /// A `respond` rule answers the CONNECT tunnel's host: the requests are inside TLS, where the proxy
+    /// cannot answer them, so the tunnel is refused.
+    case localResponseForTunnel(RuleReference)
+    /// A transparent `redirect` rule sends the request to a URL the proxy does not fetch (https: the
+    /// proxy forwards plain HTTP and has no TLS client of its own).
+    case ruleTargetNotProxied(RuleReference, target: String)
+    /// Transparent `redirect` rules sent the request on more than 16 times (a loop the load-time check
+    /// cannot see); the last rule.
+    case tooManyRuleRedirects(RuleReference)
     /// The host name did not resolve through the trusted upstreams.
     case nameNotResolved(HostName, ResolutionError)
     /// No pinned address accepted a connection; each address tried and why it failed.
@@ -61,10 +72,12 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .malformedRequest(let error): error.status
         case .malformedBody, .notAProxyRequest, .connectWithBody: 400
-        case .connectPortNotAllowed, .privateAddress, .targetIsProxy: 403
+        case .connectPortNotAllowed, .privateAddress, .targetIsProxy, .blocked, .localResponseForTunnel: 403
         case .requestHeadTimedOut: 408
         case .overloaded: 503
-        case .nameNotResolved, .noAddressConnected, .originClosed, .badOriginResponse: 502
+        case .nameNotResolved, .noAddressConnected, .originClosed, .badOriginResponse, .ruleTargetNotProxied,
+             .tooManyRuleRedirects:
+            502
         case .connectTimedOut, .originTimedOut: 504
         }
     }
@@ -82,9 +95,16 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectWithBody: "A CONNECT request must not have a body."
         case .connectPortNotAllowed(let port, let allowed):
             "CONNECT to port \(port) is not allowed; allowed ports: \(allowed.map(String.init).joined(separator: ", "))."
-        case .privateAddress(let host, let address, let block):
-            "\(host) resolves to \(address), in special-purpose block \(block); private targets are not allowed."
+        case .privateAddress(let refusal): refusal.description
         case .targetIsProxy(let address): "The target \(address) is this proxy itself."
+        case .blocked(let rule): "Blocked by \(rule)."
+        case .localResponseForTunnel(let rule):
+            "\(rule) answers this host locally, which a CONNECT tunnel cannot carry (its requests are inside TLS)."
+        case .ruleTargetNotProxied(let rule, let target):
+            "\(rule) redirects to \(target), which this proxy cannot fetch: it forwards plain http only "
+                + "(a status in the rule redirects the client instead)."
+        case .tooManyRuleRedirects(let rule):
+            "The rules redirected the request more than \(RuleRouter.maxRedirects) times (last by \(rule))."
         case .nameNotResolved(let host, let error): "\(host) could not be resolved through the trusted upstreams: \(error)."
         case .noAddressConnected(let host, let failures):
             "No address of \(host) accepted a connection: \(failures.map(\.description).joined(separator: "; "))."

@@ -1,19 +1,54 @@
-/// Reason phrases for the statuses the proxy sends itself (RFC 9110 §15).
+/// Reason phrases for the statuses the proxy sends itself (RFC 9110 §15; 429 RFC 6585, 451 RFC 7725): its errors, and the local
+/// responses and redirects of rules (any status from 200 to 599).
 enum ReasonPhrase {
     static func `for`(_ status: Int) -> String {
         switch status {
         case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 203: "Non-Authoritative Information"
+        case 204: "No Content"
+        case 205: "Reset Content"
+        case 206: "Partial Content"
+        case 300: "Multiple Choices"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 402: "Payment Required"
         case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
         case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
         case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 421: "Misdirected Request"
+        case 422: "Unprocessable Content"
+        case 426: "Upgrade Required"
+        case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
+        case 451: "Unavailable For Legal Reasons"
+        case 500: "Internal Server Error"
         case 501: "Not Implemented"
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
         case 505: "HTTP Version Not Supported"
-        default: "Error"
+        // RFC 9112 §4: the reason phrase may be empty; the status code is what clients read.
+        default: ""
         }
     }
 }

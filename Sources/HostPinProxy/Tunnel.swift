@@ -14,19 +14,31 @@ struct Tunnel: Sendable {
     private var configuration: ForwardProxy.Configuration { connection.configuration }
     private var connector: OriginConnector { connection.connector }
 
-    /// Checks, connects, answers `200 Connection Established`, relays, and logs one line when done.
+    /// Checks, applies the rules about the host (``RuleRouter``), connects, answers
+    /// `200 Connection Established`, relays, and logs one line when done. The allowed ports are those the
+    /// client asks for; a rule that moves the tunnel to another port is the operator's own choice.
     func open(_ head: RequestHead, authority: RequestTarget.Authority, started: ContinuousClock.Instant) async {
         let when = AccessLogEntry.now()
         let origin: OriginConnector.Connection
+        var rules: [RuleReference] = []
+        let source: AddressSource
         do throws(ProxyError) {
             guard head.framing == .none else { throw .connectWithBody }
             guard configuration.allowedConnectPorts.contains(authority.port) else {
                 throw .connectPortNotAllowed(port: authority.port, allowed: configuration.allowedConnectPorts.sorted())
             }
-            let addresses = try await connector.pinnedAddresses(for: authority)
-            origin = try await connector.connect(host: authority.host, addresses: addresses)
+            let routed = RuleRouter(rules: configuration.rules).route(connectTo: authority)
+            rules = routed.rules
+            switch routed.route {
+            case .refuse(let error):
+                throw error
+            case .open(let target, let addresses):
+                let pinning = try await connector.addresses(for: target, addresses)
+                source = pinning.source
+                origin = try await connector.connect(host: target.host, addresses: pinning.addresses)
+            }
         } catch {
-            await connection.refuse(error, method: head.method, target: head.targetText, started: started)
+            await connection.refuse(error, method: head.method, target: head.targetText, rules: rules, started: started)
             return
         }
         defer { origin.channel.close() }
@@ -46,7 +58,7 @@ struct Tunnel: Sendable {
         } catch {
             // The client left before the tunnel started.
         }
-        connection.log(head.method, head.targetText, origin.address, 200, total, started, when)
+        connection.log(head.method, head.targetText, origin.address, 200, total, started, when, rules: rules, source: source)
     }
 
     /// Copies bytes from `source` to `sink` until `source` ends (then half-closes `sink`) or fails (then

@@ -129,11 +129,24 @@ final class PinnedLoad: TransferSink {
         case .send(.pinned(let pinnedAddresses, _), _):
             addresses = pinnedAddresses
         case .send(.resolve, _), .pass(.addressLiteral), .pass(.localhost):
+            let resolution: Resolution
             do throws(ResolutionError) {
-                addresses = try await settings.resolver.resolve(pinned.host, family: settings.family).ipAddresses
+                resolution = try await settings.resolver.resolve(pinned.host, family: settings.family)
             } catch {
                 fail(URLError(error, url: pinned.url))
                 return
+            }
+            // The rebinding guard is about what DNS answers for a name: an IP literal or localhost is
+            // where the application asked to go.
+            if settings.allowPrivate || resolution.name.literalAddress != nil || resolution.name.isLocalhost {
+                addresses = resolution.ipAddresses
+            } else {
+                do throws(RebindingRefusal) {
+                    addresses = try RebindingGuard.admitted(resolution.ipAddresses, for: resolution.name)
+                } catch {
+                    fail(URLError.privateAddress(error, url: pinned.url))
+                    return
+                }
             }
         }
         state.withLock { state in

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``) and sends the request to the first
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the first
 /// pinned address, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -30,8 +30,8 @@ import Synchronization
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -49,6 +49,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let cookieStorage: HTTPCookieStorage?
         let plainHTTP: PlainHTTPTransport
         let rules: Rules
+        let allowPrivate: Bool
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -82,14 +83,19 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - rules: The interception rules every request is decided by first (README.md, "Rules"), each
     ///     redirect hop and transparent target again; none by default. Load a file with
     ///     `try Rules(contentsOf:)`.
+    ///   - allowPrivate: Whether a name HostPin resolves may lead to special-purpose addresses (RFC 6890:
+    ///     private, loopback, link-local, …); `true` by default. With `false`, the DNS-rebinding guard
+    ///     (``RebindingGuard``) is on: such addresses are dropped from the answer, and a name with no
+    ///     other address fails with `.resourceUnavailable` naming the address and its block. IP literals,
+    ///     `localhost` and a `pin` rule's addresses are never guarded.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
-                               rules: Rules = Rules()) {
+                               rules: Rules = Rules(), allowPrivate: Bool = true) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate)
         }
     }
 

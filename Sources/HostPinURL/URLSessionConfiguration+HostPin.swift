@@ -24,15 +24,18 @@ extension URLSessionConfiguration {
     ///   - plainHTTP: What carries plain HTTP to IPv4 addresses; an inner URLSession by default.
     ///   - rules: Interception rules deciding each request first (README.md, "Rules"); none by default.
     ///     From a file: `rules: try Rules(contentsOf: URL(fileURLWithPath: "rules.json"))`.
+    ///   - allowPrivate: Whether a resolved name may lead to private, loopback or link-local addresses
+    ///     (RFC 6890); `true` by default. `false` turns the DNS-rebinding guard on (see
+    ///     ``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``).
     ///   - base: The configuration to start from; `.default` by default.
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               redirects: RedirectPolicy = .default,
                               plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
-                              rules: Rules = Rules(),
+                              rules: Rules = Rules(), allowPrivate: Bool = true,
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
         PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects,
                                   cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil,
-                                  plainHTTP: plainHTTP, rules: rules)
+                                  plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

@@ -164,6 +164,63 @@ import Glibc
         #expect(result.standardError.split(separator: "\n").first.map(String.init) == message)
     }
 
+    // MARK: Rules
+
+    /// Writes `rules` (the members of the `rules` array) to `rules.json` in a new temporary folder,
+    /// returns its path; the caller removes the folder.
+    private static func rulesFile(_ rules: String) throws -> String {
+        let folder = temporaryPath()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data("{\"rules\": [\(rules)]}".utf8).write(to: URL(fileURLWithPath: folder + "/rules.json"))
+        return folder + "/rules.json"
+    }
+
+    @Test func badRulesFileExitsTwoListingEveryProblem() async throws {
+        let file = try Self.rulesFile("""
+            {"action": "blok", "host": "ads.example.test"},
+            {"action": "pin", "host": "api.example.test", "addresses": ["api"]}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent) }
+        let result = try await HostPinBinary.run(["proxy", "--listen", "127.0.0.1:0", "--server", "\(lab.trustedDNS)",
+                                                  "--rules", file])
+        #expect(result.status == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == "hostpin: error: invalid value for '--rules': \(file) has 2 errors: "
+            + "rules[0].action: unknown action 'blok' (the actions are block, respond, redirect, pin, header and pass); "
+            + "rules[1].addresses[0]: 'api' is not an IPv4 or IPv6 address.\nSee 'hostpin proxy --help'.\n")
+    }
+
+    /// `--rules` through the binary: a blocked host is answered 403, a pinned one reaches its address,
+    /// and each access-log line ends with the rule and the address source.
+    @Test func rulesApplyAndTheAccessLogNamesTheRule() async throws {
+        let file = try Self.rulesFile("""
+            {"action": "block", "host": "ads.example.test"},
+            {"action": "pin", "host": "nx.example.test", "addresses": ["127.0.0.10"]}
+            """)
+        let log = Self.temporaryPath()
+        defer {
+            try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent)
+            try? FileManager.default.removeItem(atPath: log)
+        }
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let proxy = try await RunningProxy(lab: lab, extra: ["--rules", file],
+                                           standardOutput: try FileHandle(forWritingTo: URL(fileURLWithPath: log)))
+        let blocked = try await ProcessRunner.run("/usr/bin/curl", ["-sS", "-x", "http://\(proxy.address)", "-w", "%{http_code}",
+                                                                    "http://ads.example.test:\(lab.httpPort)/banner.js"])
+        #expect(blocked.standardOutput == "Blocked by rules[0] (block host ads.example.test).\n403")
+        let pinned = try await ProcessRunner.run("/usr/bin/curl", ["-sS", "-x", "http://\(proxy.address)",
+                                                                   "http://nx.example.test:\(lab.httpPort)/whoami"])
+        #expect(pinned.standardOutput == "origin=www host=nx.example.test:\(lab.httpPort)\n")
+        proxy.signal(SIGTERM)
+        #expect(await proxy.exitStatus(within: .seconds(10)) == 0)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first?.contains(" GET http://ads.example.test:\(lab.httpPort)/banner.js - 403 0 ") == true)
+        #expect(lines.first?.hasSuffix(" rules[0] -") == true)
+        #expect(lines.last?.contains(" 127.0.0.10:\(lab.httpPort) 200 ") == true)
+        #expect(lines.last?.hasSuffix(" rules[1] pin") == true)
+    }
+
     /// Reads `descriptor` until `expected` requests are accounted for (lines containing `marker`, plus
     /// the counts of `N access-log lines dropped` notices), or 10 s pass.
     private static func readAccessLog(_ descriptor: Int32, expecting expected: Int, marker: String) async throws

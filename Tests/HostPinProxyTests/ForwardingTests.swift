@@ -17,7 +17,11 @@ import Testing
             #expect(entry.pinned?.description == "127.0.0.10:\(lab.httpPort)")
             #expect(entry.status == 200)
             #expect(entry.bytes == UInt64(result.standardOutput.utf8.count))
-            #expect(entry.description.split(separator: " ").count == 8)
+            #expect(entry.rules.isEmpty)
+            #expect(entry.source == .resolved(.upstream) || entry.source == .resolved(.cache))
+            let fields = entry.description.split(separator: " ").map(String.init)
+            #expect(fields.count == 10)
+            #expect(fields.suffix(2) == ["-", entry.source?.description ?? "?"])
         }
     }
 

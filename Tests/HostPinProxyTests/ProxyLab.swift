@@ -40,13 +40,15 @@ enum ProxyLab {
     }
 
     /// Starts a proxy configured by `configure` (by default: private targets allowed, as every lab
-    /// address is loopback), runs `body`, stops the proxy.
+    /// address is loopback), resolving through `resolver` (by default the shared ``resolver``), runs
+    /// `body`, stops the proxy.
     static func withProxy<Result>(
         _ configure: (inout ForwardProxy.Configuration) -> Void = { _ in },
         allowPrivate: Bool = true,
+        resolver: (any HostResolver)? = nil,
         _ body: (_ proxy: SocketAddress, _ lab: Lab, _ log: AccessLogRecorder) async throws -> Result
     ) async throws -> Result {
-        let (proxy, address, log) = try startProxy(configure, allowPrivate: allowPrivate)
+        let (proxy, address, log) = try startProxy(configure, allowPrivate: allowPrivate, resolver: resolver)
         do {
             let result = try await body(address, try Lab.current(), log)
             await proxy.stop()
@@ -57,12 +59,14 @@ enum ProxyLab {
         }
     }
 
-    /// Starts a proxy on `127.0.0.1:0` configured like ``withProxy(_:allowPrivate:_:)``'s; the caller stops it.
-    static func startProxy(_ configure: (inout ForwardProxy.Configuration) -> Void = { _ in }, allowPrivate: Bool = true)
+    /// Starts a proxy on `127.0.0.1:0` configured like ``withProxy(_:allowPrivate:resolver:_:)``'s; the
+    /// caller stops it.
+    static func startProxy(_ configure: (inout ForwardProxy.Configuration) -> Void = { _ in }, allowPrivate: Bool = true,
+                           resolver: (any HostResolver)? = nil)
         throws -> (proxy: ForwardProxy, address: SocketAddress, log: AccessLogRecorder)
     {
         _ = try Lab.current()
-        guard let resolver else { throw Lab.Problem.notRunning }
+        guard let resolver = resolver ?? Self.resolver else { throw Lab.Problem.notRunning }
         let log = AccessLogRecorder()
         var configuration = ForwardProxy.Configuration()
         configuration.listenAddress = SocketAddress(address: .loopbackV4, port: 0)

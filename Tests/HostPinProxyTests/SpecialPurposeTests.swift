@@ -2,7 +2,7 @@ import HostPin
 import HostPinProxy
 import Testing
 
-/// RFC 6890 special-purpose blocks: what the proxy refuses without allowPrivate.
+/// RFC 6890 special-purpose blocks and the rebinding guard: what the proxy refuses without allowPrivate.
 @Suite struct SpecialPurposeTests {
     @Test(arguments: [
         ("127.0.0.10", "loopback"), ("10.1.2.3", "private use"), ("172.31.255.255", "private use"),
@@ -21,6 +21,18 @@ import Testing
     @Test(arguments: ["1.1.1.1", "8.8.8.8", "172.32.0.1", "192.169.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "2a00:1450::1"])
     func globalAddressesAreNotSpecial(text: String) throws {
         #expect(try #require(IPAddress(text)).specialPurposeBlock == nil)
+    }
+
+    /// A name with ordinary and special-purpose addresses goes to the ordinary ones; one with only
+    /// special-purpose addresses is refused, naming the first.
+    @Test func rebindingGuardKeepsOrdinaryAddressesAndRefusesTheRest() throws {
+        let name = try HostName.parse("www.example.test")
+        let mixed = try ["10.0.0.1", "1.1.1.1", "::1", "2606:4700::1111"].map { try #require(IPAddress($0)) }
+        #expect(try RebindingGuard.admitted(mixed, for: name).map(\.description) == ["1.1.1.1", "2606:4700::1111"])
+        let special = try ["127.0.0.10", "fe80::1"].map { try #require(IPAddress($0)) }
+        let refusal = #expect(throws: RebindingRefusal.self) { try RebindingGuard.admitted(special, for: name) }
+        #expect(refusal?.description == "www.example.test resolves to 127.0.0.10, in special-purpose block 127.0.0.0/8 "
+            + "(loopback, RFC 1122); private targets are not allowed.")
     }
 
     @Test(arguments: [("127.0.0.1:8118", true), ("[::1]:0", true), ("::1:80", false), ("127.0.0.1", false),

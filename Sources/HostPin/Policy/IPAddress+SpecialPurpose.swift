@@ -1,10 +1,9 @@
-import HostPin
-
 extension IPAddress {
     /// A special-purpose address block from the IANA registries that RFC 6890 set up (plus multicast and
     /// the IPv4 limited broadcast): addresses a public host name should never lead to. A name under an
-    /// attacker's control that resolves into one of these is DNS rebinding: the proxy would carry a
-    /// remote page's requests to the loopback interface or the local network.
+    /// attacker's control that resolves into one of these is DNS rebinding: the proxy or the interceptor
+    /// would carry a remote page's requests to the loopback interface or the local network
+    /// (``RebindingGuard``).
     public struct SpecialPurposeBlock: Sendable, Hashable, CustomStringConvertible {
         /// The block in CIDR notation, e.g. `127.0.0.0/8`.
         public let prefix: String
@@ -26,9 +25,9 @@ extension IPAddress {
         case .v4:
             return Self.firstMatch(bytes, in: Self.v4Blocks)
         case .v6:
-            if Array(bytes.prefix(12)) == Self.mappedPrefix || Array(bytes.prefix(12)) == Self.nat64Prefix,
-               let embedded = IPAddress(bytes.suffix(4).map(String.init).joined(separator: ".")) {
-                return embedded.specialPurposeBlock
+            let prefix = Array(bytes.prefix(12))
+            if prefix == Self.mappedPrefix || prefix == Self.nat64Prefix {
+                return IPAddress(family: .v4, bytes: bytes.suffix(4)).specialPurposeBlock
             }
             return Self.firstMatch(bytes, in: Self.v6Blocks)
         }
