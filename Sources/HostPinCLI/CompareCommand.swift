@@ -1,13 +1,18 @@
 import Foundation
 import HostPin
 
-/// `hostpin compare NAME`: asks the trusted upstreams and the untrusted (local) resolver for the same
-/// name, prints both answers and a hijack verdict.
+/// `hostpin compare NAME...` and `hostpin compare --batch FILE|-`: asks the trusted upstreams and the
+/// untrusted (local) resolver for the same names, prints both answers, the hijack reasons and a verdict
+/// per name.
 struct CompareCommand: Subcommand {
     static let name = "compare"
-    static let abstract = "Compare the trusted answer with the local resolver's; give a hijack verdict."
-    static let usage = "hostpin compare NAME [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
-        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--local IP:PORT] [--family 4|6|any] [--timeout SECONDS] [--json]"
+    static let abstract = "Compare the trusted answer with the local resolver's; give a hijack verdict and its reasons."
+    static let usage = "hostpin compare NAME... | --batch FILE|- [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--local IP:PORT] [--hijack-list FILE] [--ordinary CIDR]... "
+        + "[--no-probe] [--probe-https [--https-port PORT]] [--family 4|6|any] [--timeout SECONDS] [--json]"
+    /// Names compared at once from a batch (each with its probes).
+    static let concurrency = 16
+
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -15,35 +20,65 @@ struct CompareCommand: Subcommand {
         USAGE: \(usage)
 
         ARGUMENTS:
-          NAME                 The host name to compare.
+          NAME                 A host name to compare; several may be given.
 
         OPTIONS:
+          --batch FILE|-       Read the names from FILE (- for standard input) instead of the arguments:
+                               one per line; blank lines and lines starting with # are ignored. \(concurrency)
+                               names are compared at once, reported in input order.
         \(TrustedOptions.helpLines)
           --local IP:PORT      The untrusted resolver to check (default: the system's configured
                                resolver, read from /etc/resolv.conf, never written).
-          --json               Print one JSON object: {name, trusted, local, verdict}; trusted and
-                               local are shaped as `hostpin lookup --json` objects.
+        \(HijackOptions.helpLines)
+          --json               Print one JSON object per name per line: {name, trusted, local, reasons:
+                               [{code, detail}], verdict}; trusted and local are shaped as
+                               `hostpin lookup --json` objects; verdict is null when the trusted side failed.
           -h, --help           Show this help.
 
         OUTPUT:
+          name: NAME
           trusted (IP:PORT): ADDRESS, ...   (or the error)
           local (IP:PORT): ADDRESS, ...     (or the error)
+          reason: CODE: sentence            (one line per reason)
           verdict: consistent | hijacked | inconclusive
-          hijacked: the local side gives an address the trusted side does not, answers a name the
-          trusted side says does not exist, or says NXDOMAIN for a name that exists. When the trusted
-          side fails there is nothing to compare against: no verdict, exit 3.
+          consistent: every local address is a trusted one, or neither side has an address.
+          hijacked, for local addresses the trusted side did not give, with the reason codes:
+            special-range         in an RFC 6890 block (private, loopback, link-local, CGNAT,
+                                  documentation, ...) not made --ordinary, while no trusted address is;
+            nxdomain-rewrite      the trusted side says the name does not exist;
+            wildcard              the local resolver gives the same address for a random name under
+                                  the same parent, which the trusted side says does not exist;
+            known-hijack-address  on the --hijack-list;
+            bad-certificate       (--probe-https) it serves no certificate valid for NAME, a trusted
+                                  address does.
+          inconclusive: disjoint (different addresses and nothing above: CDNs answer so), blocked (the
+            local resolver says NXDOMAIN or NODATA for a name that resolves), local-failed.
+          A name under .test, .internal or .local is judged as a public one. When the trusted side
+          fails there is nothing to compare against: no verdict, the error on standard error, exit 3.
 
         \(UpstreamSelection.helpSection)
 
         EXIT STATUS:
         \([ExitStatus.success, .usage, .upstreamFailure, .hijacked, .inconclusive].map(\.helpLine).joined(separator: "\n"))
+        Over several names: 3 if any name ended with 3, else 2 if any did, else 4, else 5, else 0.
         """
     }
 
-    /// The name compared.
-    let name: HostName
-    /// `--server`, `--family`, `--timeout` (the budget also bounds the local side).
+    /// Where the names come from.
+    enum Source: Sendable {
+        /// The arguments, validated, in command-line order.
+        case names([HostName])
+        /// `--batch`: read as the work goes.
+        case batch(BatchFeed)
+    }
+
+    /// The names compared.
+    let source: Source
+    /// `--server`, `--bootstrap`, `--pin`, `--ca-file`, `--family`, `--timeout` (the budget also bounds the
+    /// local side and each probe).
     let options: TrustedOptions
+    /// `--hijack-list`, `--ordinary`, `--no-probe`, `--probe-https`, `--https-port`.
+    let hijack: HijackOptions
     /// `--local`, or `nil` for the system's resolver.
     let local: Upstream?
     /// `--json`.
@@ -52,67 +87,124 @@ struct CompareCommand: Subcommand {
     init(parsing parser: inout OptionParser) throws(UsageError) {
         json = try parser.flag("--json")
         options = try TrustedOptions(parsing: &parser)
+        hijack = try HijackOptions(parsing: &parser)
         local = try parser.values("--local") { text throws(UsageError) in
             try Upstream.commandLineValue(text, option: "--local", plainOnly: true)
         }.last
+        let batch = try parser.values("--batch") { $0 }.last
         let texts = parser.positionals()
         try parser.finish()
-        guard let first = texts.first else { throw .missingArgument("NAME (give the host name to compare)") }
-        if texts.count > 1 { throw .unexpectedArgument(texts[1]) }
-        name = try HostName.commandLineArgument(first)
+        if let batch {
+            guard texts.isEmpty else {
+                throw .conflict("names are given either as arguments or with --batch, not both ('\(texts[0])')")
+            }
+            source = .batch(try BatchFeed(path: batch))
+        } else {
+            guard !texts.isEmpty else { throw .missingArgument("NAME (give the host name to compare, or --batch FILE)") }
+            var names: [HostName] = []
+            for text in texts { names.append(try HostName.commandLineArgument(text)) }
+            source = .names(names)
+        }
     }
 
     func run() async -> ExitStatus {
-        async let trusted = resolveTrusted()
-        async let untrusted = resolveUntrusted()
-        let (truth, claim) = await (trusted, untrusted)
-        let verdict: HijackVerdict?
-        switch truth {
-        case .success: verdict = HijackVerdict(trusted: truth, untrusted: claim)
-        case .failure(let error): verdict = error.isNegativeAnswer ? HijackVerdict(trusted: truth, untrusted: claim) : nil
+        let trusted: Result<TrustedResolver, ResolutionError>
+        do throws(ResolutionError) {
+            trusted = .success(try await TrustedOptions.makeResolver(options.configuration(useTCP: false)))
+        } catch {
+            trusted = .failure(error)
         }
-        if json {
-            Console.out(JSONLinesFormatter.line([
-                "name": name.text,
-                "trusted": JSONLinesFormatter.object(for: truth, name: name),
-                "local": JSONLinesFormatter.object(for: claim, name: name, untrusted: true),
-                "verdict": verdict.map { $0.rawValue as Any } ?? NSNull(),
-            ]))
-        } else {
-            Console.out("trusted (\(trustedLabel(truth))): \(Self.summary(truth))")
-            Console.out("local (\(local?.description ?? "system")): \(Self.summary(claim, untrusted: true))")
-            if let verdict { Console.out("verdict: \(verdict)") }
+        // Per-try timeouts sized so both tries fit into the trusted side's budget (``UntrustedResolver``
+        // has no total budget of its own).
+        let untrusted = Result { () throws(ResolutionError) in
+            try UntrustedResolver(server: local, timeout: options.perTryTimeout(upstreamCount: 1), tries: 2)
         }
-        guard let verdict else {
-            if case .failure(let error) = truth { Console.error("hostpin: \(error)") }
-            return .upstreamFailure
+        let comparer = NameComparer(trusted: trusted, local: untrusted, family: options.family, options: hijack,
+                                caFile: options.caFile, handshakeTimeout: options.budget)
+        let feed: any LookupFeed = switch source {
+        case .names(let names): NameListFeed(names)
+        case .batch(let batch): batch
         }
-        switch verdict {
-        case .consistent: return .success
-        case .hijacked: return .hijacked
-        case .inconclusive: return .inconclusive
+        var status = ExitStatus.success
+        while !Console.outputFailed {
+            let entries = await feed.take(upTo: Self.concurrency)
+            if entries.isEmpty { break }
+            for finished in await Self.compareInOrder(entries, with: comparer) {
+                status = Self.worse(status, report(finished))
+            }
+            if entries.contains(where: { if case .unreadable = $0 { true } else { false } }) { break }
+        }
+        return status
+    }
+
+    /// One entry's end, ready to print.
+    private enum Finished: Sendable {
+        case compared(NameComparison)
+        case invalid(text: String, problem: HostNameProblem)
+        case unreadable(String)
+    }
+
+    /// Compares every name of `entries` at once; the results in input order.
+    private static func compareInOrder(_ entries: [LookupEntry], with comparer: NameComparer) async -> [Finished] {
+        await withTaskGroup(of: (Int, Finished).self) { group in
+            var finished: [Finished?] = Array(repeating: nil, count: entries.count)
+            for (index, entry) in entries.enumerated() {
+                switch entry {
+                case .name(let name): group.addTask { (index, .compared(await comparer.compare(name))) }
+                case .invalid(let text, let problem): finished[index] = .invalid(text: text, problem: problem)
+                case .unreadable(let sentence): finished[index] = .unreadable(sentence)
+                }
+            }
+            for await (index, result) in group { finished[index] = result }
+            return finished.compactMap { $0 }
         }
     }
 
-    /// The trusted side: a plain ``TrustedResolver`` (one query, nothing worth caching).
-    private func resolveTrusted() async -> Result<Resolution, ResolutionError> {
-        do throws(ResolutionError) {
-            let resolver = try await TrustedOptions.makeResolver(options.configuration(useTCP: false))
-            return .success(try await resolver.resolve(name, family: options.family))
-        } catch {
-            return .failure(error)
+    /// Prints one entry and returns its exit status.
+    private func report(_ finished: Finished) -> ExitStatus {
+        switch finished {
+        case .compared(let comparison):
+            if json {
+                Console.out(JSONLinesFormatter.line(Self.object(for: comparison)))
+            } else {
+                Console.out(lines: lines(for: comparison))
+            }
+            if comparison.verdict == nil, case .failure(let error) = comparison.trusted { Console.error("hostpin: \(error)") }
+            return comparison.status
+        case .invalid(let text, let problem):
+            let error = ResolutionError.badName(text, problem)
+            if json { Console.out(JSONLinesFormatter.line(for: .failure(error), nameText: text)) }
+            Console.error("hostpin: \(error)")
+            return .usage
+        case .unreadable(let sentence):
+            Console.error("hostpin: \(sentence)")
+            return .usage
         }
     }
 
-    /// The untrusted side, with per-try timeouts sized so both tries fit into the same budget as the
-    /// trusted side (``UntrustedResolver`` has no total budget of its own).
-    private func resolveUntrusted() async -> Result<Resolution, ResolutionError> {
-        do throws(ResolutionError) {
-            let resolver = try UntrustedResolver(server: local, timeout: options.perTryTimeout(upstreamCount: 1), tries: 2)
-            return .success(try await resolver.resolve(name, family: options.family))
-        } catch {
-            return .failure(error)
-        }
+    /// The text lines for one name: its name, both answers, one line per reason, the verdict (none when
+    /// the trusted side failed). Reason lines are escaped: they quote list comments and TLS messages.
+    private func lines(for comparison: NameComparison) -> [String] {
+        var lines = [
+            "name: \(comparison.name)",
+            "trusted (\(trustedLabel(comparison.trusted))): \(Self.summary(comparison.trusted))",
+            "local (\(local?.description ?? "system")): \(Self.summary(comparison.local, untrusted: true))",
+        ]
+        guard let verdict = comparison.verdict else { return lines }
+        lines += verdict.reasons.map { Console.escaped("reason: \($0.code.rawValue): \($0.detail)") }
+        lines.append("verdict: \(verdict)")
+        return lines
+    }
+
+    /// The JSON object for one name.
+    static func object(for comparison: NameComparison) -> [String: Any] {
+        [
+            "name": comparison.name.text,
+            "trusted": JSONLinesFormatter.object(for: comparison.trusted, name: comparison.name),
+            "local": JSONLinesFormatter.object(for: comparison.local, name: comparison.name, untrusted: true),
+            "reasons": (comparison.verdict?.reasons ?? []).map { ["code": $0.code.rawValue, "detail": $0.detail] },
+            "verdict": comparison.verdict.map { $0.description as Any } ?? NSNull(),
+        ]
     }
 
     /// Which trusted upstream the line speaks for: the one that answered, else every one asked.
@@ -129,5 +221,21 @@ struct CompareCommand: Subcommand {
         case .success(let resolution): resolution.addresses.map(\.address.description).joined(separator: ", ")
         case .failure(let error): untrusted ? error.untrustedDescription : error.description
         }
+    }
+
+    /// The status over two names that ended with `a` and `b`: a trusted-side failure (3) outranks a bad
+    /// name (2), which outranks hijacked (4), then inconclusive (5), then consistent (0).
+    static func worse(_ a: ExitStatus, _ b: ExitStatus) -> ExitStatus {
+        func rank(_ status: ExitStatus) -> Int {
+            switch status {
+            case .success: 0
+            case .inconclusive: 1
+            case .hijacked: 2
+            case .usage, .notFound: 3
+            case .upstreamFailure, .couldNotResolve, .couldNotConnect, .httpError, .timedOut, .tlsHandshakeFailed,
+                 .tooManyRedirects, .blocked, .certificateUntrusted, .caFileProblem: 4
+            }
+        }
+        return rank(b) > rank(a) ? b : a
     }
 }

@@ -17,7 +17,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case upstreamFailure = 3
     /// `compare`: the local resolver contradicts the trusted one.
     case hijacked = 4
-    /// `compare`: the local resolver failed, or there was nothing to compare.
+    /// `compare`: the answers differ with no sign of hijacking (different public addresses, a blocked
+    /// name), or the local resolver failed.
     case inconclusive = 5
     /// `fetch`: the URL's host (or a redirect's) could not be resolved (curl's 6).
     case couldNotResolve = 6
@@ -53,7 +54,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: "usage error: bad option, value, host name, URL or HOSTPIN_UPSTREAMS"
         case .upstreamFailure: "a trusted upstream failed or timed out (wins over 1)"
         case .hijacked: "compare: the local resolver's answer contradicts the trusted one (hijacked)"
-        case .inconclusive: "compare: the local resolver failed, so there is no verdict either way (inconclusive)"
+        case .inconclusive: "compare: the answers differ with no sign of hijacking, or the local resolver failed (inconclusive)"
         case .couldNotResolve: "fetch: the host could not be resolved through the trusted upstreams"
         case .couldNotConnect: "fetch: no pinned address of the host accepted a connection"
         case .httpError: "fetch --fail: the HTTP status is 400 or more"

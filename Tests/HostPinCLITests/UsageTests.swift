@@ -83,7 +83,7 @@ import Testing
         (["lookup", "www.example.test", "--server", "127.0.0.1:1", "--json=yes"], "flag '--json' takes no value."),
         (["compare", "www.example.test", "--server", "127.0.0.1:1", "--local", "nowhere"],
          "invalid value for '--local': 'nowhere' is not an IP address (expected IP or IP:PORT, IPv6 as [IP]:PORT)."),
-        (["compare", "--server", "127.0.0.1:1"], "missing argument NAME (give the host name to compare)."),
+        (["compare", "--server", "127.0.0.1:1"], "missing argument NAME (give the host name to compare, or --batch FILE)."),
     ])
     func badCommandLineIsAUsageError(_ arguments: [String], _ message: String) async throws {
         let result = try await HostPinBinary.run(arguments)

@@ -161,8 +161,8 @@ public final class AuthoritativeServer: Sendable {
     private static let withSignalsUnblocked =
         "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])"
 
-    /// A port free for both UDP and TCP on 127.0.0.1.
-    private static func freePort() throws -> UInt16 {
+    /// A port free for both UDP and TCP on 127.0.0.1 (``DnsmasqServer`` takes one too).
+    static func freePort() throws -> UInt16 {
         for _ in 0..<50 {
             let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
             let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

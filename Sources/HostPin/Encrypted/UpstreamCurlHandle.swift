@@ -1,7 +1,7 @@
 import CCurl
 
-/// One curl easy handle set up to reach an encrypted upstream, owned by one transport thread (made,
-/// used and closed there).
+/// One curl easy handle set up to reach an encrypted upstream (or, for ``CertificateProbe``, an HTTPS
+/// address whose certificate is checked), owned by one thread (made, used and closed there).
 ///
 /// The URL keeps the upstream's NAME, so TLS sends it as SNI and the certificate is checked against
 /// it; `CURLOPT_RESOLVE` maps NAME:PORT to the bootstrap addresses, so curl never asks the system

@@ -62,6 +62,9 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         /// length was impossible. A timeout is ``timeout``, a reply that is not a well-formed response to
         /// the query ``badResponse``, as for plain DNS.
         case encrypted(EncryptedTransportFailure)
+        /// The opted-in untrusted fallback answered with addresses its ``HijackDetector`` calls hijacked
+        /// (a known hijack address, a special-purpose address); the answer was not handed out.
+        case hijackedAnswer([HijackReason])
 
         public var description: String {
             switch self {
@@ -72,6 +75,8 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
             case .badResponse: "malformed answer"
             case .other(let code, let message): "\(message) (c-ares status \(code))"
             case .encrypted(let failure): failure.description
+            case .hijackedAnswer(let reasons):
+                "its answer looks hijacked, so it was refused (" + reasons.map(\.description).joined(separator: "; ") + ")"
             }
         }
     }

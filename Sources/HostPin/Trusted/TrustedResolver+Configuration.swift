@@ -25,6 +25,12 @@ extension TrustedResolver {
         /// Default: `nil`, never: HostPin does not fall back to a resolver the caller did not trust unless
         /// told to.
         public var untrustedFallback: Upstream?
+        /// Judges each answer of ``untrustedFallback`` on its own (there is no trusted answer to compare
+        /// it with): one holding an address on its known hijack list, or a special-purpose address outside
+        /// its ordinary ranges, is not handed out; that upstream fails with
+        /// ``UpstreamFailure/Reason/hijackedAnswer(_:)`` instead. Default: every RFC 6890 block is
+        /// special, no known list.
+        public var untrustedFallbackDetector = HijackDetector()
 
         /// A configuration for `upstreams` with every other setting at its default.
         public init(upstreams: [Upstream]) {

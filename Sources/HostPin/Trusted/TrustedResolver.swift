@@ -77,7 +77,8 @@ public final class TrustedResolver: HostResolver {
     /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
     /// asked), though the addresses it gave for the other family are the answer when no trusted upstream
     /// does better. When every trusted upstream has failed and
-    /// ``Configuration/untrustedFallback`` is set, that server is asked last. `ttl` is the smallest TTL on
+    /// ``Configuration/untrustedFallback`` is set, that server is asked last; an answer of its that
+    /// ``Configuration/untrustedFallbackDetector`` calls hijacked fails instead. `ttl` is the smallest TTL on
     /// the answer, CNAME records included, in seconds. The whole resolution takes at most
     /// ``Configuration/budget``.
     ///
@@ -136,8 +137,15 @@ public final class TrustedResolver: HostResolver {
         if let fallback, let server = configuration.untrustedFallback {
             attempts.begin(server, index: nil)
             switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
+            case .answered(.success(let answer)), .failed(_, let answer?):
+                // No trusted answer to compare with: refused when it speaks for itself as a hijack.
+                let reasons = configuration.untrustedFallbackDetector.hijackReasons(unverified: answer)
+                guard reasons.isEmpty else {
+                    attempts.record(UpstreamFailure(upstream: server, reason: .hijackedAnswer(reasons)))
+                    break
+                }
+                return .success(answer)
             case .answered(let result): return result
-            case .failed(_, let partial?): return .success(partial)
             case .failed(let failure, nil): attempts.record(failure)
             case .cancelled: return .failure(.cancelled)
             }
