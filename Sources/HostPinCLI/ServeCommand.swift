@@ -21,7 +21,7 @@ struct ServeCommand: Subcommand {
         in /etc/resolv.conf (nameserver 127.0.0.53, with --dns-listen 127.0.0.53:53). A and AAAA are
         answered from the trusted cache with their CNAME chain and the TTL left; NXDOMAIN and NODATA as
         the upstreams say; ANY with one HINFO record (RFC 8482); other types (MX, TXT, SRV, HTTPS, PTR,
-        ...) are refused (REFUSED) until HostPin can forward them to the trusted upstreams.
+        ...) are forwarded to the trusted upstreams, their replies relayed and cached for their TTL.
 
         OPTIONS:
           --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
@@ -111,7 +111,8 @@ struct ServeCommand: Subcommand {
         }
         let cache = CachingResolver(upstream: trusted)
         let server = DNSServer(configuration: dnsConfiguration,
-                               responder: DNSResponder(resolver: cache, rules: rules, blockedAnswer: blockedAnswer))
+                               responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
+                                                       blockedAnswer: blockedAnswer))
         do throws(DNSServerError) {
             for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
         } catch {

@@ -10,7 +10,7 @@ enum DNSResponseCode: UInt16, Sendable, Hashable {
     case nxdomain = 3
     /// NOTIMP: an opcode other than QUERY.
     case notimp = 4
-    /// REFUSED: a class other than IN, a zone transfer, or a type HostPin does not forward (yet).
+    /// REFUSED: a class other than IN, a zone transfer, or, without a forwarder, a type the stub forwards.
     case refused = 5
     /// BADVERS: an EDNS version other than 0 (RFC 6891 §6.1.3); needs an OPT record (12 bits).
     case badvers = 16

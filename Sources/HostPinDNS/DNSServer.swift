@@ -8,14 +8,14 @@ import Glibc
 import Musl
 #endif
 
-/// HostPin's DNS stub: answers A and AAAA queries over UDP and TCP from the trusted cache, for every
-/// program on the host that asks the system's resolver.
+/// HostPin's DNS stub: answers A and AAAA queries over UDP and TCP from the trusted cache, and forwards
+/// other types to the trusted upstreams, for every program on the host that asks the system's resolver.
 ///
 /// ```swift
 /// var configuration = DNSServer.Configuration()
 /// configuration.listenAddresses = [SocketAddress("127.0.0.1:0")!]
 /// let server = DNSServer(configuration: configuration,
-///                        responder: DNSResponder(resolver: CachingResolver(upstream: trusted)))
+///                        responder: DNSResponder(resolver: CachingResolver(upstream: trusted), forwarder: trusted))
 /// let addresses = try server.start()      // the port the kernel chose, UDP and TCP
 /// …
 /// await server.stop()

@@ -30,9 +30,12 @@ enum ResponseWriter {
     /// A forwarder's `reply` (a whole DNS message) as the response to `query`: its RCODE and its answer,
     /// authority and additional records, under this query's header and question.
     ///
+    /// - Parameters:
+    ///   - age: The whole seconds the reply has been cached: every record's TTL is that much lower, at
+    ///     least 0.
     /// - Returns: The message; `nil` when `reply` is not a response to this question (it does not read,
     ///   QR is clear, or its question differs), for the caller to answer SERVFAIL.
-    static func relay(_ reply: [UInt8], to query: DNSQuery, limit: Int, udpPayloadSize: UInt16) -> [UInt8]? {
+    static func relay(_ reply: [UInt8], to query: DNSQuery, age: UInt32 = 0, limit: Int, udpPayloadSize: UInt16) -> [UInt8]? {
         var parsed: UnsafeMutablePointer<ldns_pkt>?
         let status = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
         guard status == LDNS_STATUS_OK, let source = parsed else { return nil }
@@ -54,6 +57,8 @@ enum ResponseWriter {
             for (section, list) in sections {
                 for index in 0..<(list.map { ldns_rr_list_rr_count($0) } ?? 0) {
                     guard let rr = ldns_rr_clone(ldns_rr_list_rr(list, index)) else { return false }
+                    let ttl = ldns_rr_ttl(rr)
+                    ldns_rr_set_ttl(rr, ttl > age ? ttl - age : 0)
                     ldns_pkt_push_rr(packet, section, rr)
                 }
             }

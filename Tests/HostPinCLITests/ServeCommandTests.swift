@@ -62,8 +62,34 @@ import Glibc
         #expect(try await Self.dig(address, "nx.example.test").contains("status: NXDOMAIN"))
         let nodata = try await Self.dig(address, "v6only.example.test")
         #expect(nodata.contains("status: NOERROR") && nodata.contains("ANSWER: 0"))
-        #expect(try await Self.dig(address, "MX", "www.example.test").contains("status: REFUSED"))
         #expect(try await Self.dig(address, "+short", "ANY", "www.example.test") == "\"RFC8482\" \"\"\n")
+    }
+
+    @Test func otherTypesAreForwardedToTheTrustedUpstreams() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        let mx = try await Self.dig(address, "MX", "example.test")
+        #expect(mx.contains("status: NOERROR"))
+        #expect(mx.contains("example.test.\t\t3600\tIN\tMX\t10 mail.example.test."))
+        #expect(mx.contains("mail.example.test.\t3600\tIN\tA\t127.0.0.10"))  // NSD's additional record, relayed
+        #expect(try await Self.dig(address, "+short", "TXT", "info.example.test") == "\"hostpin lab\" \"forwarded\"\n")
+        #expect(try await Self.dig(address, "+short", "+tcp", "SRV", "_imaps._tcp.example.test") == "0 1 993 mail.example.test.\n")
+        let nxdomain = try await Self.dig(address, "TXT", "nx.example.test")
+        #expect(nxdomain.contains("status: NXDOMAIN"))
+        #expect(nxdomain.contains("example.test.\t\t60\tIN\tSOA\tns.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60"))
+    }
+
+    @Test(.enabled(if: (try? Lab.current().dohURL) != nil, "the lab has no DoH server (LAB_DOH_URL)"))
+    func otherTypesAreForwardedOverDoH() async throws {
+        let doh = try #require(lab.dohURL)
+        let address = try #require(lab.dnsTLSAddress)
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", doh, "--bootstrap", "dns.example.test=\(address)",
+                                           "--ca-file", lab.caFile])
+        defer { stub.kill() }
+        let dns = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(dns, "+short", "TXT", "info.example.test") == "\"hostpin lab\" \"forwarded\"\n")
+        #expect(try await Self.dig(dns, "+short", "MX", "example.test") == "10 mail.example.test.\n")
     }
 
     @Test func getentResolvesThroughAResolvConfNamingTheStub() async throws {

@@ -80,17 +80,65 @@ import Testing
         #expect(response.rcode == 5)
     }
 
-    @Test func otherTypesGoThroughAForwarderWhenOneIsPlugged() async throws {
-        let lab = try Lab.current()
-        let nsd = SocketAddress(lab.trustedDNS.description)!
-        let responder = try StubLab.responder(forwarder: UDPForwarder(server: nsd))
-        let nodata = try await Self.ask(responder, "www.example.test", type: 16, id: 4321)
-        #expect(nodata.id == 4321)
-        #expect(nodata.rcode == 0)
-        #expect(nodata.answers.isEmpty)
-        #expect(nodata.authority.map(\.type) == [6])  // NSD's SOA, relayed
+    @Test func mxAndTXTAreForwardedToTheTrustedUpstreams() async throws {
+        let (responder, _) = try StubLab.forwarding()
+        let mx = try await Self.ask(responder, "Example.TEST", type: 15, id: 4321)
+        #expect(mx.id == 4321)
+        #expect(mx.rcode == 0)
+        #expect(mx.questions.map(\.name) == ["Example.TEST."])
+        // ldns compresses names against the question's, so they come in the client's letter case.
+        #expect(mx.answers == [TestResponse.Record(owner: "Example.TEST.", type: 15, ttl: 3600, data: "10 mail.Example.TEST.")])
+        let txt = try await Self.ask(responder, "info.example.test", type: 16, over: .tcp)
+        #expect(txt.answers == [TestResponse.Record(owner: "info.example.test.", type: 16, ttl: 300,
+                                                    data: "\"hostpin lab\" \"forwarded\"")])
         let ns = try await Self.ask(responder, "example.test", type: 2)
         #expect(ns.data(ofType: 2) == ["ns.example.test."])
+    }
+
+    @Test func aMissingTXTNameIsNXDOMAINWithTheZonesSOA() async throws {
+        let (responder, _) = try StubLab.forwarding()
+        let soa = TestResponse.Record(owner: "example.test.", type: 6, ttl: 60,
+                                      data: "ns.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60")
+        let nxdomain = try await Self.ask(responder, "nx.example.test", type: 16)
+        #expect(nxdomain.rcode == 3)
+        #expect(nxdomain.answers.isEmpty)
+        #expect(nxdomain.authority == [soa])
+        let nodata = try await Self.ask(responder, "www.example.test", type: 16)
+        #expect(nodata.rcode == 0)
+        #expect(nodata.answers.isEmpty)
+        #expect(nodata.authority == [soa])
+    }
+
+    @Test func aSERVFAILingFirstUpstreamIsSkippedForTheSecond() async throws {
+        let failing = try await FaultServer(mode: .servfail, upstream: nil)
+        defer { failing.stop() }
+        let (responder, trusted) = try StubLab.forwarding(through: [failing.address, Lab.current().trustedDNS])
+        let response = try await Self.ask(responder, "info.example.test", type: 16)
+        #expect(response.rcode == 0)
+        #expect(response.data(ofType: 16) == ["\"hostpin lab\" \"forwarded\""])
+        #expect(failing.queries.map(\.description) == ["udp TXT info.example.test servfail"])
+        #expect(trusted.health.status(of: failing.address) != .healthy)
+    }
+
+    @Test func aForwardedAnswerIsCachedForItsTTL() async throws {
+        let own = try await AuthoritativeServer()
+        let (responder, _) = try StubLab.forwarding(through: [own.address])
+        let first = try await Self.ask(responder, "info.example.test", type: 16)
+        let asked = try await own.queries()
+        let second = try await Self.ask(responder, "INFO.example.test", type: 16, id: 99)
+        #expect(try await own.queries() == asked)  // from the cache: no query upstream
+        #expect(second.id == 99)
+        #expect(second.questions.map(\.name) == ["INFO.example.test."])
+        #expect(second.answers.map { $0.description.lowercased() } == first.answers.map { $0.description.lowercased() })
+        #expect(first.answers.map(\.ttl) == [300])
+        try await Task.sleep(for: .milliseconds(1100))
+        let later = try await Self.ask(responder, "info.example.test", type: 16)
+        #expect(try await own.queries() == asked)
+        let ttl = try #require(later.answers.first?.ttl)
+        #expect(ttl < 300 && ttl >= 290)
+        // Another type of the same name is another question.
+        _ = try await Self.ask(responder, "info.example.test", type: 15)
+        #expect(try await own.queries() == asked + 1)
     }
 
     @Test func aForwarderWithoutReplyGivesSERVFAIL() async throws {

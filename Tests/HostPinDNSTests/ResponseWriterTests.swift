@@ -104,6 +104,15 @@ import Testing
         #expect(response.authority.map(\.type) == [6])
     }
 
+    @Test func aCachedReplysTTLsAreCountedDownByItsAge() throws {
+        let query = try Self.query(TestMessage.query("www.example.test", type: 16))
+        let reply = Self.reply(to: "www.example.test", type: 16, rcode: 0, isResponse: true)
+        let wire = try #require(ResponseWriter.relay(reply, to: query, age: 100, limit: 1232, udpPayloadSize: 1232))
+        let response = try #require(TestResponse(wire))
+        #expect(response.answers.map(\.ttl) == [200])
+        #expect(response.authority.map(\.ttl) == [0])  // 60 − 100: none left, not a wrapped-around TTL
+    }
+
     @Test func aReplyToAnotherQuestionOrNoResponseIsNotRelayed() throws {
         let query = try Self.query(TestMessage.query("www.example.test", type: 16))
         #expect(ResponseWriter.relay(Self.reply(to: "cdn.example.test", type: 16, rcode: 0, isResponse: true), to: query,

@@ -15,6 +15,16 @@ enum StubLab {
                             rules: rules, forwarder: forwarder)
     }
 
+    /// A responder that resolves and forwards through `upstreams` (the lab's trusted NSD by default), its
+    /// trusted resolver being its forwarder as in `hostpin serve`; and that resolver.
+    static func forwarding(through upstreams: [Upstream]? = nil, clock: any MonotonicClock = SystemMonotonicClock())
+        throws -> (DNSResponder, TrustedResolver)
+    {
+        let trusted = try TrustedResolver(configuration: .init(upstreams: try upstreams ?? [Lab.current().trustedDNS]),
+                                          clock: clock)
+        return (DNSResponder(resolver: CachingResolver(upstream: trusted), forwarder: trusted), trusted)
+    }
+
     /// A started server on `127.0.0.1:0` (UDP and TCP) with `configure` applied, and its address.
     static func server(responder: DNSResponder? = nil, configure: (inout DNSServer.Configuration) -> Void = { _ in })
         throws -> (DNSServer, SocketAddress)
@@ -28,17 +38,9 @@ enum StubLab {
     }
 }
 
-/// A ``DNSForwarder`` that sends the query as it is over UDP to one server (the lab's NSD) and returns
-/// its reply: the seam's contract, exercised against a real server.
-struct UDPForwarder: DNSForwarder {
-    let server: SocketAddress
-
-    func forward(_ query: [UInt8]) async -> [UInt8]? {
-        try? await DNSClient.udp(query, to: server, timeout: .seconds(2))
-    }
-}
-
 /// A ``DNSForwarder`` whose upstreams never answer.
 struct SilentForwarder: DNSForwarder {
-    func forward(_: [UInt8]) async -> [UInt8]? { nil }
+    func forward(_: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
+        throw .upstreamsFailed([])
+    }
 }

@@ -35,9 +35,7 @@ enum AddressAnswer: Sendable, Hashable {
     ///   - name: The name asked, as in the query: lower case, no trailing dot.
     ///   - type: ``RecordType/a`` or ``RecordType/aaaa``.
     init(reading reply: DNSReply, name: String, type: RecordType) {
-        guard reply.isResponse, reply.opcode == 0, !reply.isTruncated,
-              reply.questions == [DNSReply.Question(name: name, type: type, dnsClass: DNSReply.internetClass)]
-        else {
+        guard reply.isWholeResponse(to: DNSReply.Question(name: name, type: type, dnsClass: DNSReply.internetClass)) else {
             self = .failed(.badResponse)
             return
         }

@@ -12,10 +12,11 @@ enum AddressQuery {
     /// class IN, and an OPT record advertising ``udpPayloadSize`` (RFC 6891 §6.1).
     ///
     /// - Parameters:
-    ///   - name: A normalised host name (``HostName/text``), relative or absolute.
+    ///   - name: A normalised host name (``HostName/text``) or a ``ForwardedQuestion``'s name, relative or
+    ///     absolute.
     ///   - types: The record types asked for.
     /// - Returns: The messages in wire format; `nil` only when ldns cannot build them (out of memory: every
-    ///   ``HostName`` is a valid query name).
+    ///   ``HostName`` and every ``ForwardedQuestion`` name is a valid query name).
     static func messages(for name: String, types: [RecordType]) -> [[UInt8]]? {
         var built: UnsafeMutablePointer<ldns_pkt>?
         guard ldns_pkt_query_new_frm_str(&built, name, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, UInt16(LDNS_RD)) == LDNS_STATUS_OK,

@@ -76,7 +76,7 @@ extension DNSReply {
 
     /// A domain name in presentation form (ldns escapes odd octets, RFC 1035 §5.1), lower case, without
     /// the final dot of the root label: `www.example.test`; the root itself is the empty string.
-    private static func name(_ rdf: UnsafeMutablePointer<ldns_rdf>?) -> String? {
+    static func name(_ rdf: UnsafeMutablePointer<ldns_rdf>?) -> String? {
         guard let rdf, ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME, let data = ldns_rdf_data(rdf) else { return nil }
         if let plain = plainName(UnsafeBufferPointer(start: data, count: ldns_rdf_size(rdf))) { return plain }
         guard let text = ldns_rdf2str(rdf) else { return nil }

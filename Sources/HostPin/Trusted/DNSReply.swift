@@ -50,4 +50,13 @@ struct DNSReply: Sendable, Hashable {
 
     /// CLASS IN (RFC 1035 §3.2.4).
     static let internetClass: UInt16 = 1
+
+    /// Whether this is a whole response to the query that asked `question`: a response (QR, RFC 1035
+    /// §4.1.1) to a standard query (OPCODE 0), complete (TC clear: a truncated reply over TCP, or one a
+    /// transport hands back truncated, holds part of an answer at best; RFC 7766 §5), with exactly that
+    /// question (names compared in the lower case both are read in). What it answers is for the caller to
+    /// read; the RCODE is not checked here.
+    func isWholeResponse(to question: Question) -> Bool {
+        isResponse && opcode == 0 && !isTruncated && questions == [question]
+    }
 }

@@ -19,10 +19,10 @@ public final class TrustedResolver: HostResolver {
     /// What the resolver currently thinks of each trusted upstream: healthy, or held down after failures.
     public let health: UpstreamHealth
     /// One per upstream, in configuration order.
-    private let transports: [any UpstreamTransport]
+    let transports: [any UpstreamTransport]
     private let fallback: (any UpstreamTransport)?
     /// Runs out each resolution's ``Configuration/budget``.
-    private let budgetTimer: BudgetTimer
+    let budgetTimer: BudgetTimer
 
     /// Creates one transport per upstream, and one for ``Configuration/untrustedFallback`` when set. An
     /// encrypted upstream connects to its ``EncryptedUpstream/connectAddresses`` at its first query; one

@@ -1,0 +1,64 @@
+extension TrustedResolver {
+    /// Asks the trusted upstreams `question`, of any record type, and returns the reply to relay.
+    ///
+    /// The same plan as ``resolve(_:family:)``: healthy upstreams in configuration order, then those
+    /// ``health`` holds down; one that times out, answers SERVFAIL or REFUSED, fails its encrypted
+    /// transport, or sends a reply that is not a whole response to the question (QR clear, another
+    /// question, TC set, any RCODE but NOERROR, NXDOMAIN, SERVFAIL and REFUSED; RFC 1035 §4.1.1) is
+    /// skipped and held down; one that answers is healthy again. Every upstream gets a query of HostPin's
+    /// own for the question (a fresh random ID, RD set, EDNS(0) advertising 1232 octets): no flag or
+    /// EDNS option of the client's goes upstream. Never the untrusted fallback: a forwarded answer comes
+    /// from a trusted upstream or not at all. The whole exchange takes at most ``Configuration/budget``.
+    /// Nothing is cached here.
+    ///
+    /// - Parameter question: What to ask, class IN.
+    /// - Returns: The upstream's reply in wire format (RFC 1035 §4) as received: RCODE NOERROR (records,
+    ///   or none: NODATA) or NXDOMAIN, with its answer, authority and additional sections. Its ID is the
+    ///   one HostPin sent, not the client's.
+    /// - Throws: ``ResolutionError/upstreamsFailed(_:)`` listing each upstream's failure in the order
+    ///   asked, ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out, and
+    ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
+    public func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
+        let attempts = Attempts()
+        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
+        budgetTimer.start(deadline)
+        let outcome = deadline.complete(await forwardThroughUpstreams(question, recording: attempts, deadline: deadline))
+        if Task.isCancelled { throw .cancelled }
+        return try outcome.get()
+    }
+
+    private func forwardThroughUpstreams(_ question: ForwardedQuestion, recording attempts: Attempts,
+                                         deadline: ResolutionDeadline) async -> Result<[UInt8], ResolutionError> {
+        let plan = health.plan()
+        for index in plan.probes { probe(index, forwarding: question) }
+        for index in plan.order {
+            let upstream = configuration.upstreams[index]
+            attempts.begin(upstream, index: index)
+            switch await ForwardLookup.ask(transports[index], question, deadline: deadline) {
+            case .answered(let reply):
+                health.recordSuccess(index)
+                return .success(reply)
+            case .failed(let reason):
+                health.recordFailure(index)
+                attempts.record(UpstreamFailure(upstream: upstream, reason: reason))
+            case .cancelled:
+                return .failure(.cancelled)
+            }
+        }
+        return .failure(.upstreamsFailed(attempts.failures))
+    }
+
+    /// Asks a held-down upstream whose hold-down has run out `question`, off the forwarding's path
+    /// (nobody waits for it), and records the verdict in ``health``: the probe a resolution would send.
+    private func probe(_ index: Int, forwarding question: ForwardedQuestion) {
+        let transport = transports[index]
+        let health = health
+        Task {
+            switch await ForwardLookup.ask(transport, question, deadline: nil) {
+            case .answered: health.recordSuccess(index)
+            case .failed: health.recordFailure(index)
+            case .cancelled: health.recordAbandoned(index)
+            }
+        }
+    }
+}

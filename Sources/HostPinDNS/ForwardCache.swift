@@ -1,0 +1,108 @@
+import HostPin
+import Synchronization
+
+/// Forwarded replies kept for their TTL: the stub's cache for the types it forwards (MX, TXT, SRV, …),
+/// keyed by question (name in any letter case, type, class IN). A second identical question within
+/// the TTL is answered from here without asking an upstream, with every TTL counted down by the whole
+/// seconds the reply has been kept (RFC 1035 §7.3's decrementing TTLs).
+///
+/// How long a reply is kept: ``ReplyLifetime``, at most ``maximumTTL``. Bounded by ``maximumEntries``
+/// and ``maximumBytes`` (replies can be 64 KiB over TCP): storing past either first drops expired
+/// entries, then the ones closest to expiring, down to seven eighths of the bound, so a burst of new
+/// questions pays for the sweep once per many stores. Time is measured on a ``MonotonicClock``.
+final class ForwardCache: Sendable {
+    /// One kept reply.
+    struct Entry: Sendable, Hashable {
+        /// The upstream's reply, as the forwarder returned it.
+        let reply: [UInt8]
+        /// Monotonic nanoseconds.
+        let storedAt: UInt64
+        let expiresAt: UInt64
+    }
+
+    /// The pure state: no clock, no lock.
+    struct State: Sendable {
+        var entries: [ForwardedQuestion: Entry] = [:]
+        /// The sum of the entries' reply sizes, in octets.
+        var bytes = 0
+
+        /// The entry for `question`, unless it has expired at `now` (then it is dropped).
+        mutating func entry(for question: ForwardedQuestion, now: UInt64) -> Entry? {
+            guard let entry = entries[question] else { return nil }
+            guard now < entry.expiresAt else {
+                remove(question)
+                return nil
+            }
+            return entry
+        }
+
+        mutating func insert(_ entry: Entry, for question: ForwardedQuestion, now: UInt64, maximumEntries: Int,
+                             maximumBytes: Int) {
+            remove(question)
+            guard maximumEntries > 0, entry.reply.count <= maximumBytes else { return }
+            if entries.count >= maximumEntries || bytes + entry.reply.count > maximumBytes {
+                // Room for this one and an eighth more.
+                makeRoom(now: now, entries: maximumEntries - 1 - maximumEntries / 8,
+                         bytes: maximumBytes - maximumBytes / 8 - entry.reply.count)
+            }
+            entries[question] = entry
+            bytes += entry.reply.count
+        }
+
+        /// Drops expired entries, then those expiring first, until at most `entries` remain and they
+        /// hold at most `bytes` octets.
+        private mutating func makeRoom(now: UInt64, entries limit: Int, bytes byteLimit: Int) {
+            for (question, entry) in entries where entry.expiresAt <= now { remove(question) }
+            guard entries.count > limit || bytes > byteLimit else { return }
+            for (question, _) in entries.sorted(by: { $0.value.expiresAt < $1.value.expiresAt }) {
+                guard entries.count > limit || bytes > byteLimit else { return }
+                remove(question)
+            }
+        }
+
+        mutating func remove(_ question: ForwardedQuestion) {
+            if let removed = entries.removeValue(forKey: question) { bytes -= removed.reply.count }
+        }
+    }
+
+    /// The most replies kept. Default: 4096.
+    let maximumEntries: Int
+    /// The most octets of replies kept. Default: 4 MiB.
+    let maximumBytes: Int
+    /// The longest a reply is kept, in seconds, whatever its TTL.
+    let maximumTTL: UInt32
+    private let clock: any MonotonicClock
+    private let state = Mutex(State())
+
+    init(maximumTTL: UInt32, maximumEntries: Int = 4096, maximumBytes: Int = 4 << 20,
+         clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.maximumTTL = maximumTTL
+        self.maximumEntries = maximumEntries
+        self.maximumBytes = maximumBytes
+        self.clock = clock
+    }
+
+    /// The reply kept for `question` and how long it has been kept, in whole seconds; `nil` when none is
+    /// kept or it has expired.
+    func reply(for question: ForwardedQuestion) -> (reply: [UInt8], age: UInt32)? {
+        let now = clock.nanoseconds()
+        guard let entry = state.withLock({ $0.entry(for: question, now: now) }) else { return nil }
+        return (entry.reply, UInt32((now - entry.storedAt) / 1_000_000_000))
+    }
+
+    /// Keeps `reply`, the forwarder's answer to `question`, for its lifetime (``ReplyLifetime``), at most
+    /// ``maximumTTL``; a reply with none (TTL 0, a negative answer without SOA, one ldns cannot read) is
+    /// not kept, and drops what was kept for the question.
+    func store(_ reply: [UInt8], for question: ForwardedQuestion) {
+        let lifetime = min(ReplyLifetime.seconds(of: reply) ?? 0, maximumTTL)
+        let now = clock.nanoseconds()
+        let entry = Entry(reply: reply, storedAt: now, expiresAt: now + UInt64(lifetime) * 1_000_000_000)
+        state.withLock { state in
+            guard lifetime > 0 else { return state.remove(question) }
+            state.insert(entry, for: question, now: now, maximumEntries: maximumEntries, maximumBytes: maximumBytes)
+        }
+    }
+
+    /// The replies kept (expired ones included until they are dropped).
+    var count: Int { state.withLock { $0.entries.count } }
+}
