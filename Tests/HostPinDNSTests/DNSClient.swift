@@ -7,7 +7,9 @@ enum DNSClient {
         let description: String
     }
 
-    /// Sends `query` over UDP from a socket of its own and returns the first datagram back.
+    /// Sends `query` over UDP from a socket of its own and returns the first datagram back, sending it
+    /// again every second without an answer, as stub resolvers do (a datagram may be dropped: a full
+    /// receive buffer on a loaded machine, the server's rate limit).
     ///
     /// - Throws: ``NoAnswer`` when nothing arrives within `timeout`.
     static func udp(_ query: [UInt8], to server: SocketAddress, timeout: Duration = .seconds(5)) async throws -> [UInt8] {
@@ -16,11 +18,20 @@ enum DNSClient {
             socket.shutdown()
             socket.close()
         }
-        try socket.send(query, to: server)
+        let deadline = ContinuousClock.Instant.after(timeout)
+        while ContinuousClock.now < deadline {
+            try socket.send(query, to: server)
+            if let answer = try await answer(on: socket, before: min(deadline, .after(.seconds(1)))) { return answer }
+        }
+        throw NoAnswer(description: "no UDP answer from \(server) within \(timeout)")
+    }
+
+    /// The next datagram on `socket`, or `nil` when none arrives before `deadline`.
+    private static func answer(on socket: DatagramSocket, before deadline: ContinuousClock.Instant) async throws -> [UInt8]? {
         do {
-            return try await socket.receive(deadline: .after(timeout)).bytes
+            return try await socket.receive(deadline: deadline).bytes
         } catch SocketError.timedOut {
-            throw NoAnswer(description: "no UDP answer from \(server) within \(timeout)")
+            return nil
         }
     }
 

@@ -15,16 +15,24 @@ import Testing
     @Test func anAddressIsAnsweredFromTheTrustedUpstream() async throws {
         let response = try await Self.ask(StubLab.responder(), "www.example.test")
         #expect(response.rcode == 0)
-        #expect(response.answers == [TestResponse.Record(owner: "www.example.test.", type: 1, ttl: 3600, data: "127.0.0.10")])
+        let answer = try #require(response.answers.first)
+        #expect(response.answers.count == 1)
+        #expect(answer.owner == "www.example.test." && answer.type == 1 && answer.data == "127.0.0.10")
+        // Counted down from 3600 by the whole seconds since the answer arrived: a loaded machine may
+        // take a second or two between the upstream's reply and this response.
+        #expect(answer.ttl <= 3600 && answer.ttl >= 3595)
     }
 
     @Test func anAliasIsAnsweredWithItsCNAMEChain() async throws {
         let response = try await Self.ask(StubLab.responder(), "chain.example.test")
-        #expect(response.answers.map(\.description) == [
-            "chain.example.test. 30 TYPE5 alias.example.test.",
-            "alias.example.test. 5 TYPE5 www.example.test.",
-            "www.example.test. 3600 TYPE1 127.0.0.10",
+        #expect(response.answers.map { "\($0.owner) \($0.type) \($0.data)" } == [
+            "chain.example.test. 5 alias.example.test.",
+            "alias.example.test. 5 www.example.test.",
+            "www.example.test. 1 127.0.0.10",
         ])
+        // Each record's own TTL (30, 5, 3600), counted down by at most a few seconds of a loaded machine.
+        let ttls = response.answers.map(\.ttl)
+        #expect(ttls.count == 3 && zip(ttls, [30, 5, 3600] as [UInt32]).allSatisfy { $0 <= $1 && $0 + 5 >= $1 })
     }
 
     @Test func aaaaIsAnswered() async throws {
@@ -51,9 +59,10 @@ import Testing
         let first = try await Self.ask(responder, "cdn.example.test")
         try await Task.sleep(for: .milliseconds(1100))
         let second = try await Self.ask(responder, "cdn.example.test")
-        #expect(first.answers.map(\.ttl) == [3600])
+        let firstTTL = try #require(first.answers.first?.ttl)
+        #expect(firstTTL <= 3600 && firstTTL >= 3595)
         let ttl = try #require(second.answers.first?.ttl)
-        #expect(ttl < 3600 && ttl >= 3590)
+        #expect(ttl < firstTTL && ttl >= 3585)
     }
 
     @Test func aBigAnswerIsTruncatedOverUDPAndWholeOverTCP() async throws {
