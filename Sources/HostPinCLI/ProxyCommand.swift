@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import HostPin
 import HostPinProxy
@@ -75,62 +74,33 @@ struct ProxyCommand: Subcommand {
     }
 
     static let defaultListen = "127.0.0.1:8118"
-    static let defaultTimeoutSeconds = 30.0
-    static let defaultMaximumConnections = 1024
-    static let defaultGraceSeconds = 10.0
+    static let defaultTimeoutSeconds = ProxyOptions.defaultTimeoutSeconds
+    static let defaultMaximumConnections = ProxyOptions.defaultMaximumConnections
+    static let defaultGraceSeconds = ProxyOptions.defaultGraceSeconds
 
-    let configuration: ForwardProxy.Configuration
+    let proxyOptions: ProxyOptions
     let resolverConfiguration: TrustedResolver.Configuration
     let family: AddressFamily
-    /// How long transfers in flight may run after SIGINT or SIGTERM.
-    let grace: Duration
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
-        var configuration = ForwardProxy.Configuration()
-        configuration.listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
+        let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
             ?? SocketAddress(Self.defaultListen)!
-        configuration.allowRemote = try parser.flag("--allow-remote")
-        configuration.allowPrivate = try parser.flag("--allow-private")
-        let ports = try parser.values("--allow-connect-port") { text throws(UsageError) -> UInt16 in
-            guard text.allSatisfy(\.isNumber), let port = UInt16(text), port > 0 else {
-                throw .invalidValue(option: "--allow-connect-port", reason: "'\(text)' is not a port from 1 to 65535")
-            }
-            return port
-        }
-        configuration.allowedConnectPorts.formUnion(ports)
+        let allowRemote = try parser.flag("--allow-remote")
         let timeout = try parser.values("--timeout") { text throws(UsageError) -> Duration in
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0.001, seconds <= 3600 else {
                 throw .invalidValue(option: "--timeout", reason: "'\(text)' is not a number of seconds from 0.001 to 3600")
             }
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? .milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
-        configuration.connectTimeout = timeout
-        configuration.originTimeout = timeout
-        configuration.maximumConnections = try parser.values("--max-connections") { text throws(UsageError) -> Int in
-            guard text.allSatisfy(\.isNumber), let count = Int(text), (1...1_000_000).contains(count) else {
-                throw .invalidValue(option: "--max-connections", reason: "'\(text)' is not a number from 1 to 1000000")
-            }
-            return count
-        }.last ?? Self.defaultMaximumConnections
-        let grace = try parser.values("--grace") { text throws(UsageError) -> Duration in
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 3600 else {
-                throw .invalidValue(option: "--grace", reason: "'\(text)' is not a number of seconds from 0 to 3600")
-            }
-            return .milliseconds(Int64((seconds * 1000).rounded()))
-        }.last ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
-        configuration.rules = try RulesOption.parse(&parser)
+        let rules = try RulesOption.parse(&parser)
+        proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
+                                        rules: rules, timeout: timeout)
         let options = try TrustedOptions(parsing: &parser)
         try parser.finish()
-        if !configuration.allowRemote, configuration.listenAddress.address.specialPurposeBlock?.name != "loopback" {
-            throw .invalidValue(option: "--listen", reason: "\(configuration.listenAddress) is not a loopback address; "
-                                + "add --allow-remote to let other hosts use the proxy")
-        }
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
-        self.configuration = configuration
         self.resolverConfiguration = resolverConfiguration
         self.family = options.family
-        self.grace = grace
     }
 
     func run() async -> ExitStatus {
@@ -141,39 +111,17 @@ struct ProxyCommand: Subcommand {
             Console.error("hostpin: \(error)")
             return .upstreamFailure
         }
-        var configuration = configuration
-        // Written by a thread of its own: a slow reader of standard output must not block a connection.
-        let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
-        configuration.accessLog = { entry in accessLog.append(entry.description) }
-        let resolver = FamilyResolver(inner: CachingResolver(upstream: trusted), family: family)
-        let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
+        let proxy: RunningProxy
         do throws(ListenError) {
-            let bound = try proxy.start()
-            Console.error("listening on \(bound)")
+            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: CachingResolver(upstream: trusted), family: family))
+            Console.error("listening on \(proxy.address)")
         } catch {
             Console.error("hostpin: \(error)")
             return .notFound
         }
         await StopSignal.wait()
-        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
-                      + "(signal again to cut them at once)")
-        // A second signal cuts what is left at once (its thread may still wait when the process exits).
-        Task {
-            await StopSignal.wait()
-            await proxy.stop(grace: .zero)
-        }
-        await proxy.stop(grace: grace)
-        _ = await accessLog.finish(within: .seconds(2))
+        await proxy.stop()
         return .success
-    }
-}
-
-extension ProxyCommand {
-    /// `10 s`, `0.5 s`.
-    static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
     }
 }
 

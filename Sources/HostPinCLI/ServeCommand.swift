@@ -10,7 +10,8 @@ struct ServeCommand: Subcommand {
     static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
     static let usage = "hostpin serve [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
-        + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--timeout SECONDS]"
+        + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
+        + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -26,11 +27,14 @@ struct ServeCommand: Subcommand {
         OPTIONS:
           --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
                                repeatable; port 0 picks a free port.
-          --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache
-                               (see 'hostpin proxy --help').
+          --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache:
+                               the same proxy as 'hostpin proxy' (see its --help), with the same
+                               --rules, access log, --allow-connect-port, --max-connections and
+                               --grace.
           --rules FILE         Apply the rules in FILE (JSON; README.md, "Rules") to DNS answers: a
                                blocked host is answered as --blocked-answer says, a pinned one with
-                               its addresses. A bad file is a usage error (2).
+                               its addresses; and, with --listen, to every proxy request. A bad file
+                               is a usage error (2).
           --blocked-answer nxdomain|unspecified
                                Answer A and AAAA for a blocked host with NXDOMAIN (the default) or
                                with 0.0.0.0 and ::.
@@ -38,13 +42,20 @@ struct ServeCommand: Subcommand {
                                limited to 100 queries per second each (bursts of 200).
           --allow-private      Proxy: allow targets at private, loopback or link-local addresses
                                (RFC 6890); refused by default (DNS rebinding).
+          --allow-connect-port PORT
+                               Proxy: allow CONNECT to PORT as well as 443; repeatable.
+          --max-connections N  Proxy: serve at most N client connections at once (default \(ProxyOptions.defaultMaximumConnections)).
+          --grace SECONDS      Proxy: on SIGINT or SIGTERM, let requests and tunnels in flight run up
+                               to this long (default \(Int(ProxyOptions.defaultGraceSeconds))); a second signal cuts them.
+                               These three without --listen are a usage error (2).
         \(TrustedOptions.helpLines)
                                (--family applies to the proxy; DNS clients ask for A or AAAA.)
           -h, --help           Show this help.
 
         OUTPUT:
           'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
-          bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy.
+          bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy; the proxy's access log on
+          standard output, one line per request (see 'hostpin proxy --help').
 
         \(UpstreamSelection.helpSection)
 
@@ -59,7 +70,8 @@ struct ServeCommand: Subcommand {
     static let defaultDNSListen = "127.0.0.1:53"
 
     let dnsConfiguration: DNSServer.Configuration
-    let proxyConfiguration: ForwardProxy.Configuration?
+    /// The proxy's options when `--listen` is given.
+    let proxyOptions: ProxyOptions?
     let resolverConfiguration: TrustedResolver.Configuration
     let family: AddressFamily
     let rules: Rules
@@ -72,7 +84,6 @@ struct ServeCommand: Subcommand {
         dns.listenAddresses = dnsAddresses.isEmpty ? [SocketAddress(Self.defaultDNSListen)!] : dnsAddresses
         dns.allowRemote = try parser.flag("--allow-remote")
         let proxyAddress = try parser.value("--listen", as: SocketAddress.self, expected: expected)
-        let allowPrivate = try parser.flag("--allow-private")
         blockedAnswer = try parser.values("--blocked-answer") { text throws(UsageError) -> BlockedAnswer in
             guard let answer = BlockedAnswer(rawValue: text) else {
                 throw .invalidValue(option: "--blocked-answer", reason: "'\(text)' is not nxdomain or unspecified")
@@ -80,22 +91,22 @@ struct ServeCommand: Subcommand {
             return answer
         }.last ?? .nxdomain
         rules = try RulesOption.parse(&parser)
+        // Parsed without --listen too, so that a proxy-only option there is named rather than unknown.
+        let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyCommand.defaultListen)!,
+                                     allowRemote: dns.allowRemote, rules: rules,
+                                     timeout: .milliseconds(Int64(ProxyOptions.defaultTimeoutSeconds * 1000)))
+        if proxyAddress == nil, let option = proxy.given.first {
+            throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
+        }
         let options = try TrustedOptions(parsing: &parser)
         try parser.finish()
         if !dns.allowRemote {
-            for (option, address) in dns.listenAddresses.map({ ("--dns-listen", $0) }) + (proxyAddress.map { [("--listen", $0)] } ?? [])
-            where address.address.specialPurposeBlock?.name != "loopback" {
-                throw .invalidValue(option: option, reason: "\(address) is not a loopback address; "
+            for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
+                throw .invalidValue(option: "--dns-listen", reason: "\(address) is not a loopback address; "
                                     + "add --allow-remote to let other hosts use it")
             }
         }
-        proxyConfiguration = proxyAddress.map { address in
-            var proxy = ForwardProxy.Configuration()
-            proxy.listenAddress = address
-            proxy.allowRemote = dns.allowRemote
-            proxy.allowPrivate = allowPrivate
-            return proxy
-        }
+        proxyOptions = proxyAddress == nil ? nil : proxy
         dnsConfiguration = dns
         resolverConfiguration = options.configuration(useTCP: false)
         family = options.family
@@ -123,11 +134,11 @@ struct ServeCommand: Subcommand {
             }
             return .notFound
         }
-        var proxy: ForwardProxy?
-        if let proxyConfiguration {
-            let started = ForwardProxy(configuration: proxyConfiguration, resolver: FamilyResolver(inner: cache, family: family))
+        var proxy: RunningProxy?
+        if let proxyOptions {
             do throws(ListenError) {
-                Console.error("listening on \(try started.start()) (HTTP proxy)")
+                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family))
+                Console.error("listening on \(started.address) (HTTP proxy)")
                 proxy = started
             } catch {
                 Console.error("hostpin: \(error)")

@@ -232,8 +232,8 @@ import Glibc
 }
 
 /// A running `hostpin serve` (the built binary); standard error goes to a file, read for the
-/// `listening on` lines.
-private final class ServeProcess: Sendable {
+/// `listening on` lines; standard output (the proxy's access log) where the test says.
+final class ServeProcess: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -249,7 +249,7 @@ private final class ServeProcess: Sendable {
     /// Starts `hostpin serve arguments…` and waits until it says where it listens.
     ///
     /// - Throws: ``Failure`` with its standard error when it exits or says nothing within 10 seconds.
-    init(_ arguments: [String]) async throws {
+    init(_ arguments: [String], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
@@ -257,7 +257,7 @@ private final class ServeProcess: Sendable {
         process.arguments = ["serve"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = standardOutput
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
         try process.run()
         self.process = process

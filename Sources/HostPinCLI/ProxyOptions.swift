@@ -1,0 +1,114 @@
+import Foundation
+import HostPin
+import HostPinProxy
+
+/// The forward proxy's options (`--allow-private`, `--allow-connect-port`, `--max-connections`,
+/// `--grace`) and its run (access log on standard output, graceful stop), one implementation for
+/// `hostpin proxy` and `hostpin serve --listen`, so both run the same proxy.
+struct ProxyOptions: Sendable {
+    static let defaultTimeoutSeconds = 30.0
+    static let defaultMaximumConnections = 1024
+    static let defaultGraceSeconds = 10.0
+    /// The names of the options that only the proxy uses (`serve` without `--listen` refuses them).
+    static let proxyOnlyOptions = ["--allow-connect-port", "--max-connections", "--grace"]
+
+    /// The proxy's configuration, without the access log (attached by ``start(resolver:)``).
+    let configuration: ForwardProxy.Configuration
+    /// How long transfers in flight may run after SIGINT or SIGTERM.
+    let grace: Duration
+    /// The proxy-only options given (``proxyOnlyOptions``), in that order.
+    let given: [String]
+
+    /// Takes `--allow-private`, `--allow-connect-port` (repeatable), `--max-connections` and `--grace`
+    /// from `parser`.
+    ///
+    /// - Parameters:
+    ///   - listenAddress: Where the proxy listens.
+    ///   - allowRemote: Whether `listenAddress` may be other than loopback.
+    ///   - rules: The `--rules` to apply to every request.
+    ///   - timeout: How long an origin may take to accept a connection and begin its response.
+    /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a bad value, or a non-loopback
+    ///   `listenAddress` without `allowRemote`.
+    init(parsing parser: inout OptionParser, listenAddress: SocketAddress, allowRemote: Bool, rules: Rules,
+         timeout: Duration) throws(UsageError)
+    {
+        var configuration = ForwardProxy.Configuration()
+        configuration.listenAddress = listenAddress
+        configuration.allowRemote = allowRemote
+        configuration.rules = rules
+        configuration.connectTimeout = timeout
+        configuration.originTimeout = timeout
+        configuration.allowPrivate = try parser.flag("--allow-private")
+        let ports = try parser.values("--allow-connect-port") { text throws(UsageError) -> UInt16 in
+            guard text.allSatisfy(\.isNumber), let port = UInt16(text), port > 0 else {
+                throw .invalidValue(option: "--allow-connect-port", reason: "'\(text)' is not a port from 1 to 65535")
+            }
+            return port
+        }
+        configuration.allowedConnectPorts.formUnion(ports)
+        let maximumConnections = try parser.values("--max-connections") { text throws(UsageError) -> Int in
+            guard text.allSatisfy(\.isNumber), let count = Int(text), (1...1_000_000).contains(count) else {
+                throw .invalidValue(option: "--max-connections", reason: "'\(text)' is not a number from 1 to 1000000")
+            }
+            return count
+        }.last
+        configuration.maximumConnections = maximumConnections ?? Self.defaultMaximumConnections
+        let grace = try parser.values("--grace") { text throws(UsageError) -> Duration in
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 3600 else {
+                throw .invalidValue(option: "--grace", reason: "'\(text)' is not a number of seconds from 0 to 3600")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }.last
+        if !allowRemote, listenAddress.address.specialPurposeBlock?.name != "loopback" {
+            throw .invalidValue(option: "--listen", reason: "\(listenAddress) is not a loopback address; "
+                                + "add --allow-remote to let other hosts use the proxy")
+        }
+        self.configuration = configuration
+        self.grace = grace ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
+        given = zip(Self.proxyOnlyOptions, [!ports.isEmpty, maximumConnections != nil, grace != nil]).filter(\.1).map(\.0)
+    }
+
+    /// Starts the proxy on `resolver`, its access log written to standard output.
+    ///
+    /// - Throws: ``ListenError`` when it cannot listen.
+    func start(resolver: any HostResolver) throws(ListenError) -> RunningProxy {
+        var configuration = configuration
+        // Written by a thread of its own: a slow reader of standard output must not block a connection.
+        let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
+        configuration.accessLog = { entry in accessLog.append(entry.description) }
+        let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
+        let address = try proxy.start()
+        return RunningProxy(proxy: proxy, accessLog: accessLog, grace: grace, address: address)
+    }
+}
+
+/// A proxy started by ``ProxyOptions/start(resolver:)``.
+struct RunningProxy: Sendable {
+    let proxy: ForwardProxy
+    let accessLog: AccessLogWriter
+    let grace: Duration
+    /// Where it listens.
+    let address: SocketAddress
+
+    /// Stops the proxy after SIGINT or SIGTERM: requests and tunnels in flight get the grace, which a
+    /// second signal cuts short; then the access log is flushed (for at most 2 s).
+    func stop() async {
+        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
+                      + "(signal again to cut them at once)")
+        // A second signal cuts what is left at once (its thread may still wait when the process exits).
+        let proxy = proxy
+        Task {
+            await StopSignal.wait()
+            await proxy.stop(grace: .zero)
+        }
+        await proxy.stop(grace: grace)
+        _ = await accessLog.finish(within: .seconds(2))
+    }
+
+    /// `10 s`, `0.5 s`.
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
+    }
+}
