@@ -40,22 +40,29 @@ struct UpstreamSelection: Sendable, Equatable {
     /// then gives each encrypted upstream the `bootstrap` addresses and `pins` for its NAME and the extra
     /// CA file.
     ///
-    /// An empty or blank variable counts as unset, so `HOSTPIN_UPSTREAMS= hostpin …` means "defaults".
+    /// A variable set but empty or blank is an error, not "unset": it names no upstream, and falling
+    /// back to the public defaults would contact them when the user meant to name their own.
     ///
-    /// - Throws: ``UsageError/invalidEnvironment(variable:reason:)`` when the variable is consulted and
-    ///   holds something that is not a list of upstreams; ``UsageError/unbootstrapped(upstream:name:)``
-    ///   when an encrypted upstream's NAME has no bootstrap address and no plain upstream is listed.
+    /// - Throws: ``UsageError/emptyEnvironment(variable:)`` when the variable is consulted and empty or
+    ///   blank; ``UsageError/invalidEnvironment(variable:reason:)`` when it holds something that is not a
+    ///   list of upstreams; ``UsageError/unusedUpstreamName(option:name:upstreamNames:)`` when a
+    ///   `--bootstrap` or `--pin` names no upstream's NAME (a typo would silently turn pinning off);
+    ///   ``UsageError/unbootstrapped(upstream:name:)`` when an encrypted upstream's NAME has no bootstrap
+    ///   address and no plain upstream is listed.
     init(flags: [Upstream], bootstrap: [UpstreamBootstrap] = [], pins: [UpstreamPin] = [], extraCAFile: String? = nil,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError)
     {
         let chosen: [Upstream]
-        let text = environment[Self.environmentVariable]?.trimmingCharacters(in: .whitespaces) ?? ""
+        let variable = environment[Self.environmentVariable]
+        let text = variable?.trimmingCharacters(in: .whitespaces) ?? ""
         if !flags.isEmpty {
             chosen = flags
             origin = .flags
-        } else if text.isEmpty {
+        } else if variable == nil {
             chosen = Self.publicDefaults
             origin = .defaults
+        } else if text.isEmpty {
+            throw .emptyEnvironment(variable: Self.environmentVariable)
         } else {
             var parsed: [Upstream] = []
             for entry in text.split(separator: ",", omittingEmptySubsequences: false) {
@@ -67,6 +74,13 @@ struct UpstreamSelection: Sendable, Equatable {
             }
             chosen = parsed
             origin = .environment
+        }
+        let names = chosen.compactMap(\.encrypted).map(\.name)
+        let unused = bootstrap.map { ("--bootstrap", $0.name) } + pins.map { ("--pin", $0.name) }
+        if let (option, name) = unused.first(where: { !names.contains($0.1) }) {
+            var seen: Set<String> = []
+            throw .unusedUpstreamName(option: option, name: name.text,
+                                      upstreamNames: names.map(\.text).filter { seen.insert($0).inserted })
         }
         let hasPlain = chosen.contains(where: \.isPlain)
         var upstreams: [Upstream] = []
@@ -90,14 +104,16 @@ struct UpstreamSelection: Sendable, Equatable {
         """
         UPSTREAMS:
           Trusted upstreams come from every --server flag; without one, from
-          \(environmentVariable)=UPSTREAM,UPSTREAM; with neither, from the public DNS over HTTPS
+          \(environmentVariable)=UPSTREAM,UPSTREAM (set but empty or blank is a usage error: unset it for
+          the defaults); with neither, from the public DNS over HTTPS
           resolvers \(publicDefaults.map(\.description).joined(separator: ", "))
           (tried in that order, reached at their documented addresses:
           \(publicDefaults.compactMap(\.encrypted).map { "\($0.name)=\($0.bootstrap.map(\.description).joined(separator: ","))" }.joined(separator: "\n  ")))
-          An UPSTREAM is IP:PORT or [IPv6]:PORT (plain DNS; port 53 by default),
+          An UPSTREAM is IP[:PORT] or [IPv6][:PORT] (plain DNS; port 53 by default),
           https://NAME[:PORT]/PATH (DNS over HTTPS, RFC 8484) or tls://NAME[:PORT] (DNS over TLS,
           RFC 7858, port 853 by default). An encrypted upstream's certificate is always verified
-          against NAME; a plain one is never used in its place unless listed.
+          against NAME; a plain one is never used in its place unless listed. A --bootstrap or --pin
+          for a NAME no upstream has is a usage error (2).
         """
     }
 }

@@ -25,6 +25,11 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidHostName(String, HostNameProblem)
     /// An environment variable's value does not parse; `reason` says why.
     case invalidEnvironment(variable: String, reason: String)
+    /// An environment variable that lists upstreams is set but empty or blank.
+    case emptyEnvironment(variable: String)
+    /// A `--bootstrap` or `--pin` (`option`) names `name`, which none of the upstreams (`upstreamNames`,
+    /// the encrypted ones' NAMEs) has.
+    case unusedUpstreamName(option: String, name: String, upstreamNames: [String])
     /// A URL on the command line cannot be fetched; `reason` says why.
     case invalidURL(String, reason: String)
     /// A file named on the command line cannot be read; `reason` says why.
@@ -60,6 +65,12 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(text)' is not a valid host name: \(problem)."
         case .invalidEnvironment(let variable, let reason):
             "invalid \(variable): \(reason)."
+        case .emptyEnvironment(let variable):
+            "\(variable) is set but names no upstream; unset it to use the defaults, or give IP:PORT/URL values."
+        case .unusedUpstreamName(let option, let name, let upstreamNames):
+            "\(option) names \(name), which no upstream uses ("
+                + (upstreamNames.isEmpty ? "no upstream listed is named: plain ones are only addresses"
+                    : "the upstreams' names: " + upstreamNames.joined(separator: ", ")) + ")."
         case .invalidURL(let text, let reason):
             "'\(text)' is not a URL hostpin can fetch: \(reason)."
         case .unreadableFile(let option, let path, let reason):
