@@ -120,10 +120,6 @@ struct FetchCommand: Subcommand {
 
     func run() async -> ExitStatus {
         let caFile = options.caFile
-        if let caFile, let problem = Self.caFileProblem(caFile) {
-            Console.error("hostpin: problem with the CA certificate file \(caFile): \(problem)")
-            return .caFileProblem
-        }
         let resolver: CachingResolver
         do throws(ResolutionError) {
             resolver = CachingResolver(upstream: try await TrustedOptions.makeResolver(options.configuration(useTCP: false)))
@@ -158,27 +154,10 @@ struct FetchCommand: Subcommand {
         return status
     }
 
-    /// The PEM marker every certificate in a CA file begins with.
-    static let certificateMarker = Data("-----BEGIN CERTIFICATE-----".utf8)
-
-    /// Why libcurl could not use `path` as a CA file (its CURLE_SSL_CACERT_BADFILE, curl's exit 77),
-    /// checked before the request because HostPin's interceptor reports that libcurl error as an
-    /// untrusted certificate: a regular file with no `-----BEGIN CERTIFICATE-----` line. Other kinds of
-    /// file (a FIFO such as `<(cat ca.pem)`, a device) are left to libcurl, which must read them itself.
-    static func caFileProblem(_ path: String) -> String? {
-        var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        let contents: Data
-        do {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            contents = try handle.readToEnd() ?? Data()
-        } catch {
-            return "it cannot be read: \(FetchRequest.reason(error))"
-        }
-        guard contents.range(of: certificateMarker) != nil else {
-            return "it holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)"
-        }
-        return nil
+    /// A `--ca-file` without a PEM certificate ends fetch as it ends curl: its sentence and exit 77.
+    static func report(_ error: UsageError) -> ExitStatus? {
+        guard case .caFile(let problem) = error else { return nil }
+        Console.error("hostpin: \(problem)")
+        return .caFileProblem
     }
 }

@@ -77,7 +77,7 @@ enum HostPinCommand {
             let parsed = try command.init(parsing: &parser)
             return await parsed.run()
         } catch {
-            return fail(error, helpCommand: "hostpin \(command.name) --help")
+            return command.report(error) ?? fail(error, helpCommand: "hostpin \(command.name) --help")
         }
     }
 

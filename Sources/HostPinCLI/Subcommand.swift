@@ -20,4 +20,12 @@ protocol Subcommand: Sendable {
     ///
     /// - Returns: The process's exit status (DESIGN.md contracts).
     func run() async -> ExitStatus
+
+    /// Reports `error`, found while parsing, the command's own way and returns its exit status, or
+    /// returns `nil` for the usual report (`hostpin: error: …`, exit 2).
+    static func report(_ error: UsageError) -> ExitStatus?
+}
+
+extension Subcommand {
+    static func report(_: UsageError) -> ExitStatus? { nil }
 }

@@ -38,6 +38,7 @@ struct TrustedOptions: Sendable {
         }
         caFile = try parser.values("--ca-file") { path throws(UsageError) in
             try InputFile.checkReadable(path, option: "--ca-file")
+            if let problem = CAFileProblem(checking: path) { throw .caFile(problem) }
             return path
         }.last
         selection = try UpstreamSelection(flags: servers, bootstrap: bootstrap, pins: pins, extraCAFile: caFile)
@@ -111,6 +112,7 @@ struct TrustedOptions: Sendable {
                                of its SubjectPublicKeyInfo, base64); repeatable.
           --ca-file FILE       Also trust the CA certificates in FILE (PEM), besides the system's,
                                for every TLS check (DoH, DoT, https). Verification is never turned off.
+                               A file without a PEM certificate is a usage error (2; fetch: 77).
           --family 4|6|any     Ask for A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS    Total time for one name, fractions allowed (default 5).
         """

@@ -34,6 +34,8 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidURL(String, reason: String)
     /// A file named on the command line cannot be read; `reason` says why.
     case unreadableFile(option: String, path: String, reason: String)
+    /// A `--ca-file` opens but holds no PEM certificate.
+    case caFile(CAFileProblem)
     /// Standard input (`@-`, `--batch -`) cannot be read; `reason` says why.
     case unreadableStandardInput(reason: String)
     /// Two parts of the command line cannot go together; the text says which and why.
@@ -75,6 +77,8 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(text)' is not a URL hostpin can fetch: \(reason)."
         case .unreadableFile(let option, let path, let reason):
             "cannot read '\(path)' for '\(option)': \(Self.clause(reason))."
+        case .caFile(let problem):
+            "\(problem)."
         case .unreadableStandardInput(let reason):
             "cannot read standard input: \(Self.clause(reason))."
         case .conflict(let text):
