@@ -53,7 +53,9 @@ struct LookupCommand: Subcommand {
           One line per record, as `dig +noall +answer` prints them, CNAMEs first:
             alias.example.test. 5 IN CNAME www.example.test.
             www.example.test. 3600 IN A 127.0.0.10
-          A name that fails prints one sentence to standard error: `hostpin: <reason>`.
+          A name that fails prints one sentence to standard error: `hostpin: <reason>`, which starts
+          with the name (`nx.example.test: NXDOMAIN ...`, `www.example.test: no trusted upstream
+          answered: ...`).
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
           ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code}
           (and the sentence on standard error). The exit status is the highest of 3, 2 and 1 that any
@@ -179,7 +181,7 @@ struct LookupCommand: Subcommand {
                 if !json { Console.out(lines: DigFormatter.lines(for: resolution)) }
                 return .success
             case .failure(let error):
-                Console.error("hostpin: \(error)")
+                Console.error("hostpin: \(error.sentence(about: name))")
                 return error.lookupExitStatus
             }
         case .unreadable(let sentence):

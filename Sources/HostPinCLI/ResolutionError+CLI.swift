@@ -24,6 +24,16 @@ extension ResolutionError {
         }
     }
 
+    /// The sentence for this error about `name`: the library's, which names the name for NXDOMAIN,
+    /// NODATA and a bad name, prefixed with `name: ` for every failure to get an answer, so a line of
+    /// many names' errors says which one failed.
+    func sentence(about name: String) -> String {
+        switch self {
+        case .nxdomain, .nodata, .badName: description
+        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: "\(name): \(description)"
+        }
+    }
+
     /// The `lookup` exit status for a name that failed this way: 1 for a negative answer, 2 for a bad
     /// name (validated earlier, so not expected here), 3 for every failure to get an answer.
     var lookupExitStatus: ExitStatus {

@@ -105,14 +105,14 @@ struct EncryptedUpstreamCommandTests {
         #expect(other.status == 3)
         #expect(other.standardOutput == "")
         #expect(other.standardError
-                    == "hostpin: no trusted upstream answered: \(lab.dohURL): the upstream's public key matches none of its pins\n")
+                    == "hostpin: www.example.test: no trusted upstream answered: \(lab.dohURL): the upstream's public key matches none of its pins\n")
     }
 
     @Test func withoutTheLabCATheUpstreamsCertificateIsNotTrusted() async throws {
         let result = try await HostPinBinary.run(["lookup", "www.example.test", "--server", lab.dotServer,
                                                   "--bootstrap", "dns.example.test=\(lab.address)"])
         #expect(result.status == 3)
-        #expect(result.standardError.hasPrefix("hostpin: no trusted upstream answered: \(lab.dotServer): "
+        #expect(result.standardError.hasPrefix("hostpin: www.example.test: no trusted upstream answered: \(lab.dotServer): "
                                                 + "the upstream's certificate is not trusted: "))
     }
 

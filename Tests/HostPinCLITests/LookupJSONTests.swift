@@ -94,7 +94,7 @@ extension LookupJSONTests {
                 // The library may append the failures it saw before the budget ran out: "(ip:port: timeout)".
                 let error = try #require(object["error"] as? String)
                 #expect(error.hasPrefix("no trusted upstream answered within 100 ms"))
-                #expect(result.standardError == "hostpin: \(error)\n")
+                #expect(result.standardError == "hostpin: www.example.test: \(error)\n")
             }
         }
     }
