@@ -59,7 +59,9 @@ struct CompareCommand: Subcommand {
         \(UpstreamSelection.helpSection)
 
         EXIT STATUS:
-        \([ExitStatus.success, .usage, .upstreamFailure, .hijacked, .inconclusive].map(\.helpLine).joined(separator: "\n"))
+        \([ExitStatus.success, .usage].map(\.helpLine).joined(separator: "\n"))
+        \(ExitStatus.upstreamFailure.helpLine(meaning: "a trusted upstream failed or timed out"))
+        \([ExitStatus.hijacked, .inconclusive].map(\.helpLine).joined(separator: "\n"))
         Over several names: 3 if any name ended with 3, else 2 if any did, else 4, else 5, else 0.
         """
     }

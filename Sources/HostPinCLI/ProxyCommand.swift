@@ -9,7 +9,8 @@ struct ProxyCommand: Subcommand {
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
-        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS] [--rules FILE]"
+        + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
+        + "[--rules FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -35,7 +36,7 @@ struct ProxyCommand: Subcommand {
                                       the request unedited, still resolved through the trusted
                                       upstreams (the proxy never asks the system's resolver). A bad
                                       file is a usage error (2) listing every problem.
-          --server IP:PORT|URL        A trusted upstream: IP:PORT (plain DNS), https://NAME[:PORT]/PATH
+          --server IP[:PORT]|URL      A trusted upstream: IP[:PORT] (plain DNS), https://NAME[:PORT]/PATH
                                       (DNS over HTTPS) or tls://NAME[:PORT] (DNS over TLS); repeat
                                       for failover, tried in order. Wins over HOSTPIN_UPSTREAMS.
           --bootstrap NAME=IP[,IP...] Where an encrypted upstream's NAME is; repeatable (see

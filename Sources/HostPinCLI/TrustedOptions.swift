@@ -100,9 +100,10 @@ struct TrustedOptions: Sendable {
 
     /// The help lines for these options.
     static let helpLines = """
-          --server IP:PORT|URL A trusted upstream: IP:PORT or [IPv6]:PORT (plain DNS),
-                               https://NAME[:PORT]/PATH (DNS over HTTPS) or tls://NAME[:PORT] (DNS
-                               over TLS); repeat for failover, tried in order. Wins over HOSTPIN_UPSTREAMS.
+          --server IP:PORT|URL A trusted upstream: IP[:PORT] or [IPv6][:PORT] (plain DNS, port 53 by
+                               default), https://NAME[:PORT]/PATH (DNS over HTTPS) or tls://NAME[:PORT]
+                               (DNS over TLS); repeat for failover, tried in order. Wins over
+                               HOSTPIN_UPSTREAMS.
           --bootstrap NAME=IP[,IP...]
                                Where an encrypted upstream's NAME is; repeatable. Without one, NAME is
                                looked up once, at start, through the plain upstreams listed (and said
