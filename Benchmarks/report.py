@@ -4,6 +4,7 @@
 results.tsv holds one measurement per line: round, id, value. Each table row takes the median over the
 rounds of the HostPin side and of the peer side (measured in the same rounds), shows the spread
 (min-max over rounds) of both, and their ratio, oriented so that > 1 means HostPin is better.
+meta.env's `items` names the items the run measured; a partial run reports those alone and says so.
 """
 import math
 import os
@@ -35,6 +36,9 @@ with open(os.path.join(run_dir, "meta.env")) as f:
 notes_path = os.path.join(run_dir, "notes.txt")
 notes = [l.strip() for l in open(notes_path)] if os.path.exists(notes_path) else []
 notes = [n for n in notes if n]
+all_items = ["1", "2", "3", "4", "5", "6"]
+items = meta.get("items", " ".join(all_items)).split()
+partial = items != all_items
 
 
 def med(key):
@@ -65,17 +69,25 @@ def mib(x):
     return f"{x:,.1f} MiB"
 
 
+def count(x):
+    return f"{x:,.0f}"
+
+
 rows = []    # table rows
 chart = []   # (label, ratio, goal, met)
 
 
 def row(section, label, hp_key, peer_key, fmt, lower_is_better, goal_ratio=None, goal_abs=None,
-        peer_label="", chart_label=None, goal_text=None):
+        peer_label="", chart_label=None, goal_text=None, with_ratio=True):
     """goal_ratio: HostPin must be at least this many times better than the peer.
-    goal_abs: (limit, unit_fmt) HostPin's own value must be <= limit (lower_is_better) or >= limit."""
+    goal_abs: (limit, unit_fmt) HostPin's own value must be <= limit (lower_is_better) or >= limit.
+    with_ratio: False for counts shown side by side, where a ratio would mean nothing.
+    A row of an item the run did not measure is left out."""
+    if section not in items:
+        return
     hp, peer = med(hp_key), med(peer_key) if peer_key else None
     ratio = None
-    if hp is not None and peer is not None and hp > 0 and peer > 0:
+    if with_ratio and hp is not None and peer is not None and hp > 0 and peer > 0:
         ratio = peer / hp if lower_is_better else hp / peer
     met_parts = []
     if goal_ratio is not None:
@@ -163,6 +175,22 @@ for k in ("memory.rss.kib", "memory.rss.before.kib", "memory.hwm.kib"):
 row("5", "resident size (VmRSS) of a process holding 100 000 cached names", "memory.rss.mib", None, mib, True,
     goal_abs=64, chart_label="5 64MiB/RSS", goal_text="≤ 64 MiB")
 
+# 6. cold bulk through encrypted upstreams, each run against a freshly started Unbound
+enc_n = meta.get("enc_concurrency", "N")
+for t, text in (("doh", "DoH"), ("dot", "DoT")):
+    row("6", f"cold bulk via {text} (10 000 names, fresh Unbound): `hostpin lookup --batch --concurrency {enc_n}` "
+        f"(whole process) vs `dnsperf -m {t} -q {enc_n} -c 1`", f"enc.hostpin.{t}.qps", f"enc.dnsperf.{t}.qps", qps,
+        False, goal_ratio=0.5, peer_label=f"dnsperf -m {t}", chart_label=f"6 {text} /dnsperf", goal_text="≥ 0.5×")
+row("6", "cold bulk via plain UDP to the same Unbound: hostpin vs dnsperf (reference)", "enc.hostpin.udp.qps",
+    "enc.dnsperf.udp.qps", qps, False, peer_label="dnsperf")
+for t, text in (("doh", "DoH"), ("dot", "DoT")):
+    row("6", f"HostPin via {text} vs HostPin via plain UDP (what {text} costs, same Unbound, cold)",
+        f"enc.hostpin.{t}.qps", "enc.hostpin.udp.qps", qps, False, peer_label="HostPin plain UDP")
+for t, text in (("doh", "DoH"), ("dot", "DoT")):
+    row("6", f"TLS handshakes for the 10 000 names via {text} (connections opened, counted with strace)",
+        f"enc.hostpin.{t}.handshakes", f"enc.dnsperf.{t}.handshakes", count, True, peer_label=f"dnsperf -m {t}",
+        with_ratio=False)
+
 # ------------------------------------------------------------------ RESULTS.md
 
 def m(key, fmt, default="—"):
@@ -173,6 +201,9 @@ def m(key, fmt, default="—"):
 us = lambda x: f"{x:,.0f} µs"
 lines = []
 lines.append("# HostPin benchmarks — results\n")
+if partial:
+    lines.append(f"**Partial run: item{'s' if len(items) > 1 else ''} {', '.join(items)} only** — this report stays "
+                 "in `Benchmarks/.state/run/`; the committed results come from a whole run.\n")
 lines.append(f"Written by `Benchmarks/run` on {meta.get('date')}; {meta.get('rounds')} rounds, every comparison's two "
              f"sides measured in the same round. Medians over the rounds; spread is min–max over the rounds "
              f"(HostPin / peer); ratio > 1 means HostPin is better (for times: peer ÷ HostPin, for rates: "
@@ -195,51 +226,71 @@ for r in rows:
 lines.append("")
 
 lines.append("## Details\n")
-lines.append("**1. Unbound, one query at a time** (blocking `recv` on a connected UDP socket, prebuilt query, "
-             f"5 000 queries per round after 200 warm-up): p50 {m('unbound.p50', ns)}, p90 {m('unbound.p90', ns)}, "
-             f"p99 {m('unbound.p99', ns)}.\n")
-lines.append("**2. Cold resolution sweep** (10 000 distinct names of `bench.test` on the benchmark's NSD, "
-             "`--family 4`: one A query per name; every run a fresh process, so a cold cache):\n")
-lines.append("| client | median | spread |")
-lines.append("|---|---|---|")
-lines.append(f"| dnsperf -q 50 -n 1, its own figure | {m('dnsperf.qps', qps)} | {spread('dnsperf.qps', qps)} |")
-lines.append(f"| dnsperf, whole process wall clock | {m('dnsperf.wallqps', qps)} | {spread('dnsperf.wallqps', qps)} |")
-for n in sweep:
-    lines.append(f"| hostpin lookup --batch --concurrency {n}, whole process | {m(f'lookup.c{n}.qps', qps)} | "
-                 f"{spread(f'lookup.c{n}.qps', qps)} |")
-st = med("hostpin.startup.ms")
-if st is not None and best is not None:
-    wall = 10_000 / best
-    net = wall - st / 1000
-    lines.append(f"| hostpin, start-up ({st:.0f} ms for a one-name batch) subtracted, best N | "
-                 f"{qps(10_000 / net) if net > 0 else '—'} | |")
-lines.append("")
-lines.append("**3. Interceptor** (`HostPinBench http`: 8 tasks each awaiting `URLSession.data(for:)` back to back, "
-             f"1 s warm-up then {meta.get('http_seconds')} s; CPU = getrusage user+system of the client process "
-             "÷ requests):\n")
-lines.append("| side | req/s | p50 | p99 | CPU per request |")
-lines.append("|---|---|---|---|---|")
-for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
-                  ("http.pinned", "pinned URLSession → http://www.example.test"),
-                  ("http.pinnedcurl", "pinned, plainHTTP: .libcurl → http://www.example.test"),
-                  ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
-                  ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
-    lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
-                 f"{m(key + '.cpuus', us)} |")
-lines.append("")
-lines.append(f"**4. Proxy** (`wrk -t2 -c50 -d{meta.get('wrk_seconds')}s --latency`, keep-alive, GET /whoami):\n")
-lines.append("| path | req/s | p50 | p99 | non-2xx | socket errors |")
-lines.append("|---|---|---|---|---|---|")
-for key, text in (("wrk.direct", "direct to nginx 127.0.0.10"),
-                  ("wrk.hostpin", "through hostpin proxy (absolute-form, name resolved and pinned)"),
-                  ("wrk.tinyproxy", "through tinyproxy (absolute-form, IP)")):
-    lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
-                 f"{m(key + '.non2xx', lambda x: f'{x:.0f}')} | {m(key + '.sockerr', lambda x: f'{x:.0f}')} |")
-lines.append("")
-lines.append(f"256 MiB download (curl, HTTP inside the tunnel): direct {m('dl.direct.mibs', mibs)}, "
-             f"CONNECT through hostpin proxy {m('dl.hostpin.mibs', mibs)}, through tinyproxy {m('dl.tinyproxy.mibs', mibs)}.\n")
-lines.append(f"**5. Memory**: VmRSS before filling {m('memory.rss.before.mib', mib)}, after 100 000 names "
-             f"{m('memory.rss.mib', mib)} (peak VmHWM {m('memory.hwm.mib', mib)}).\n")
+if "1" in items:
+    lines.append("**1. Unbound, one query at a time** (blocking `recv` on a connected UDP socket, prebuilt query, "
+                 f"5 000 queries per round after 200 warm-up): p50 {m('unbound.p50', ns)}, p90 {m('unbound.p90', ns)}, "
+                 f"p99 {m('unbound.p99', ns)}.\n")
+if "2" in items:
+    lines.append("**2. Cold resolution sweep** (10 000 distinct names of `bench.test` on the benchmark's NSD, "
+                 "`--family 4`: one A query per name; every run a fresh process, so a cold cache):\n")
+    lines.append("| client | median | spread |")
+    lines.append("|---|---|---|")
+    lines.append(f"| dnsperf -q 50 -n 1, its own figure | {m('dnsperf.qps', qps)} | {spread('dnsperf.qps', qps)} |")
+    lines.append(f"| dnsperf, whole process wall clock | {m('dnsperf.wallqps', qps)} | {spread('dnsperf.wallqps', qps)} |")
+    for n in sweep:
+        lines.append(f"| hostpin lookup --batch --concurrency {n}, whole process | {m(f'lookup.c{n}.qps', qps)} | "
+                     f"{spread(f'lookup.c{n}.qps', qps)} |")
+    st = med("hostpin.startup.ms")
+    if st is not None and best is not None:
+        wall = 10_000 / best
+        net = wall - st / 1000
+        lines.append(f"| hostpin, start-up ({st:.0f} ms for a one-name batch) subtracted, best N | "
+                     f"{qps(10_000 / net) if net > 0 else '—'} | |")
+    lines.append("")
+if "3" in items:
+    lines.append("**3. Interceptor** (`HostPinBench http`: 8 tasks each awaiting `URLSession.data(for:)` back to back, "
+                 f"1 s warm-up then {meta.get('http_seconds')} s; CPU = getrusage user+system of the client process "
+                 "÷ requests):\n")
+    lines.append("| side | req/s | p50 | p99 | CPU per request |")
+    lines.append("|---|---|---|---|---|")
+    for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
+                      ("http.pinned", "pinned URLSession → http://www.example.test"),
+                      ("http.pinnedcurl", "pinned, plainHTTP: .libcurl → http://www.example.test"),
+                      ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
+                      ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
+        lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
+                     f"{m(key + '.cpuus', us)} |")
+    lines.append("")
+if "4" in items:
+    lines.append(f"**4. Proxy** (`wrk -t2 -c50 -d{meta.get('wrk_seconds')}s --latency`, keep-alive, GET /whoami):\n")
+    lines.append("| path | req/s | p50 | p99 | non-2xx | socket errors |")
+    lines.append("|---|---|---|---|---|---|")
+    for key, text in (("wrk.direct", "direct to nginx 127.0.0.10"),
+                      ("wrk.hostpin", "through hostpin proxy (absolute-form, name resolved and pinned)"),
+                      ("wrk.tinyproxy", "through tinyproxy (absolute-form, IP)")):
+        lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
+                     f"{m(key + '.non2xx', lambda x: f'{x:.0f}')} | {m(key + '.sockerr', lambda x: f'{x:.0f}')} |")
+    lines.append("")
+    lines.append(f"256 MiB download (curl, HTTP inside the tunnel): direct {m('dl.direct.mibs', mibs)}, "
+                 f"CONNECT through hostpin proxy {m('dl.hostpin.mibs', mibs)}, through tinyproxy {m('dl.tinyproxy.mibs', mibs)}.\n")
+if "5" in items:
+    lines.append(f"**5. Memory**: VmRSS before filling {m('memory.rss.before.mib', mib)}, after 100 000 names "
+                 f"{m('memory.rss.mib', mib)} (peak VmHWM {m('memory.hwm.mib', mib)}).\n")
+if "6" in items:
+    lines.append(f"**6. Cold bulk through plain DNS, DoH and DoT** (the 10 000 names of `bench.test`, each run "
+                 f"against an Unbound started afresh: its cache cold for every name; {enc_n} queries in flight on both "
+                 "sides, one connection each; HostPin verifies the certificate against the lab CA, dnsperf verifies "
+                 "nothing; handshakes: connect(2) calls to the server's port in one further, untimed run):\n")
+    lines.append("| client, transport | own figure | spread | whole process | TLS handshakes |")
+    lines.append("|---|---|---|---|---|")
+    for side, side_text in (("hostpin", f"hostpin lookup --batch --concurrency {enc_n}"),
+                            ("dnsperf", f"dnsperf -q {enc_n} -c 1")):
+        for t, text in (("udp", "plain UDP"), ("doh", "DoH (POST, HTTP/2)"), ("dot", "DoT")):
+            key = f"enc.{side}.{t}"
+            hs = m(key + ".handshakes", count) if t != "udp" else "—"
+            lines.append(f"| {side_text}, {text} | {m(key + '.qps', qps)} | {spread(key + '.qps', qps)} | "
+                         f"{m(key + '.wallqps', qps)} | {hs} |")
+    lines.append("")
 if notes:
     lines.append("## Notes from this run\n")
     for n in notes:
