@@ -7,7 +7,7 @@ import HostPinTestSupport
 enum StubLab {
     /// A responder resolving through `upstream` (the lab's trusted NSD by default).
     static func responder(upstream: Upstream? = nil, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
-                          budget: Duration = .seconds(5)) throws -> DNSResponder {
+                          budget: Duration = .seconds(20)) throws -> DNSResponder {
         var configuration = TrustedResolver.Configuration(upstreams: [try upstream ?? Lab.current().trustedDNS])
         configuration.budget = budget
         configuration.timeout = min(configuration.timeout, budget / 4)
