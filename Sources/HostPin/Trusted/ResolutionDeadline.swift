@@ -76,7 +76,7 @@ final class ResolutionDeadline: Sendable {
 
     /// The resolution ended with `result`: returns it, or the `.timeout` failure when the budget ran out
     /// first.
-    func complete(_ result: Result<Resolution, ResolutionError>) -> Result<Resolution, ResolutionError> {
+    func complete<Answer: Sendable>(_ result: Result<Answer, ResolutionError>) -> Result<Answer, ResolutionError> {
         state.withLock { state in
             if case .expired(let error) = state { return .failure(error) }
             state = .completed
