@@ -248,8 +248,8 @@ public final class ResolutionCache: Sendable {
     /// ``Limits/maximumNegativeTTL``, so that the name and family are not asked again meanwhile.
     ///
     /// The answer replaces whatever was cached for its name and family, so no older addresses, fresh or
-    /// stale, outlive it; NXDOMAIN (the name has no records at all) also removes the name's addresses
-    /// cached for the other families. An answer without an SOA record, with a lifetime of 0, or that did
+    /// stale, outlive it; NXDOMAIN (the name has no records at all) also removes what is cached for the
+    /// name's other families. An answer without an SOA record, with a lifetime of 0, or that did
     /// not come from a trusted upstream (source ``Resolution/Source/upstream``) is not kept, but still
     /// removes those entries.
     public func store(_ negative: NegativeAnswer) {

@@ -49,8 +49,12 @@ public struct NegativeAnswer: Sendable, Hashable {
     }
 
     /// Seconds the answer may be cached, as received: the smaller of the SOA record's TTL and its
-    /// MINIMUM field (RFC 2308 §5); 0 without an SOA record.
-    public var ttl: UInt32 { soa?.negativeTTL ?? 0 }
+    /// MINIMUM field (RFC 2308 §5), and of the TTLs on the CNAME chain (the answer is only as fresh as
+    /// the aliases that led to it, as for ``Resolution/ttl``); 0 without an SOA record.
+    public var ttl: UInt32 {
+        guard let soa else { return 0 }
+        return cnames.reduce(soa.negativeTTL) { min($0, $1.ttl) }
+    }
 
     /// The error ``HostResolver/resolve(_:family:)`` throws for this answer.
     public var error: ResolutionError {
