@@ -40,9 +40,10 @@ struct LookupCommand: Subcommand {
           --tcp                Send every plain DNS query over TCP (DoH and DoT always run over TCP).
           --cache-size N       Keep at most N answers, each for its TTL (0-\(cacheSizeRange.upperBound), default \(defaultCacheSize)).
                                A name asked again while its answer is cached, or while it is being
-                               resolved, sends no query; NXDOMAIN and NODATA are not cached. When
-                               full, an expired answer goes first, else the least recently used one,
-                               so an endless --batch runs in bounded memory. 0 caches nothing.
+                               resolved, sends no query; NXDOMAIN and NODATA are cached for their
+                               zone's negative TTL (at most 900 s). When full, an expired answer goes
+                               first, else the least recently used one, so an endless --batch runs
+                               in bounded memory. 0 caches nothing.
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -53,6 +54,7 @@ struct LookupCommand: Subcommand {
           One line per record, as `dig +noall +answer` prints them, CNAMEs first:
             alias.example.test. 5 IN CNAME www.example.test.
             www.example.test. 3600 IN A 127.0.0.10
+          An expired answer served because no upstream answered ends each line with `; stale`.
           A name that fails prints one sentence to standard error: `hostpin: <reason>`.
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
           ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code}
