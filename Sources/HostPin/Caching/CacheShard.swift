@@ -42,8 +42,10 @@ struct CacheShard {
         let content: Content
         /// The family it answers, so that evicting the entry finds its key.
         let family: AddressFamily
-        /// Monotonic nanoseconds when the entry was stored.
-        let storedAt: UInt64
+        /// The entry's whole fresh lifetime in nanoseconds: with ``expiresAt`` it gives the entry's age
+        /// (an entry restored from a cache file was received before the clock's start, so a stored-at
+        /// time could be negative).
+        let lifetime: UInt64
         /// Monotonic nanoseconds from which the entry is expired: no longer fresh.
         let expiresAt: UInt64
         /// Monotonic nanoseconds from which a lookup removes the entry: ``expiresAt`` plus the longest
@@ -61,11 +63,11 @@ struct CacheShard {
         /// background (RFC 8767 §5, the failure recheck).
         let servingStale = Atomic<Bool>(false)
 
-        init(content: Content, family: AddressFamily, storedAt: UInt64, expiresAt: UInt64, keepUntil: UInt64,
+        init(content: Content, family: AddressFamily, lifetime: UInt64, expiresAt: UInt64, keepUntil: UInt64,
              refreshAt: UInt64) {
             self.content = content
             self.family = family
-            self.storedAt = storedAt
+            self.lifetime = lifetime
             self.expiresAt = expiresAt
             self.keepUntil = keepUntil
             refreshGate = Atomic(refreshAt)
@@ -219,6 +221,19 @@ struct CacheShard {
         index[victim.key] = nil
         release(oldest)
         return 1
+    }
+
+    /// Every entry, least recently used first (the order that, stored again one by one, rebuilds the
+    /// recency order).
+    var entriesOldestFirst: [Entry] {
+        var entries: [Entry] = []
+        entries.reserveCapacity(index.count)
+        var position = oldest
+        while position >= 0 {
+            if let entry = nodes[Int(position)].entry { entries.append(entry) }
+            position = nodes[Int(position)].newer
+        }
+        return entries
     }
 
     /// Drops every entry and the memory that held them; the counters stay.

@@ -181,7 +181,7 @@ public final class ResolutionCache: Sendable {
     /// A fresh entry's answer at `now`.
     func outcome(of entry: CacheShard.Entry, now: UInt64) -> ResolutionOutcome {
         let ttlLeft = UInt32(clamping: (entry.expiresAt &- now) / 1_000_000_000)
-        let age = UInt32(clamping: (now &- entry.storedAt) / 1_000_000_000)
+        let age = UInt32(clamping: (entry.lifetime - min(entry.lifetime, entry.expiresAt &- now)) / 1_000_000_000)
         switch entry.content {
         case .positive(let resolution):
             return ResolutionOutcome(answer: .addresses(resolution), ttlLeft: ttlLeft, age: age)
@@ -237,7 +237,8 @@ public final class ResolutionCache: Sendable {
         let now = clock.nanoseconds()
         let expiresAt = now + UInt64(lifetime) * 1_000_000_000
         let refreshAt = refreshFraction.map { now + UInt64(Double(lifetime) * $0 * 1e9) } ?? .max
-        let entry = CacheShard.Entry(content: .positive(resolution.from(.cache)), family: family, storedAt: now,
+        let entry = CacheShard.Entry(content: .positive(resolution.from(.cache)), family: family,
+                                     lifetime: UInt64(lifetime) * 1_000_000_000,
                                      expiresAt: expiresAt,
                                      keepUntil: expiresAt + UInt64(policy.maximumStale) * 1_000_000_000,
                                      refreshAt: refreshAt)
@@ -268,7 +269,8 @@ public final class ResolutionCache: Sendable {
         guard keep else { return }
         let expiresAt = now + UInt64(lifetime) * 1_000_000_000
         let entry = CacheShard.Entry(content: .negative(negative.from(.negativeCache)), family: negative.family,
-                                     storedAt: now, expiresAt: expiresAt, keepUntil: expiresAt, refreshAt: .max)
+                                     lifetime: UInt64(lifetime) * 1_000_000_000, expiresAt: expiresAt, keepUntil: expiresAt,
+                                     refreshAt: .max)
         place(entry, home: home, now: now)
     }
 
@@ -293,6 +295,72 @@ public final class ResolutionCache: Sendable {
             }
             if removed > 0 { return }
         }
+    }
+
+    // MARK: Saving and restoring (the cache file)
+
+    /// One entry as a cache file keeps it: the answer (its `receivedAt` is the wall-clock receive time)
+    /// and the family it answers.
+    struct SavedEntry: Sendable, Hashable {
+        let answer: ResolutionOutcome.Answer
+        let family: AddressFamily
+    }
+
+    /// Every entry held, fresh or kept to be served stale, least recently used first within each shard.
+    func savedEntries() -> [SavedEntry] {
+        var saved: [SavedEntry] = []
+        for shard in shards {
+            for entry in shard.table.withLock({ $0.entriesOldestFirst }) {
+                switch entry.content {
+                case .positive(let resolution): saved.append(SavedEntry(answer: .addresses(resolution), family: entry.family))
+                case .negative(let negative): saved.append(SavedEntry(answer: .negative(negative), family: entry.family))
+                }
+            }
+        }
+        return saved
+    }
+
+    /// Stores `saved`, received `age` seconds ago (on the wall clock), for what is left of the lifetime
+    /// this cache would give it: fresh while some is left; a positive answer past it comes back expired,
+    /// to be served stale only under the serve-stale rules, while within ``Policy/maximumStale``; anything
+    /// older, and an answer this cache would not keep, is dropped.
+    ///
+    /// - Returns: Whether the entry was stored.
+    @discardableResult
+    func restore(_ saved: SavedEntry, age: UInt64) -> Bool {
+        guard limits.maximumEntries > 0 else { return false }
+        let content: CacheShard.Entry.Content
+        let lifetime: UInt64
+        let stale: UInt64
+        let name: HostName
+        let positive: Bool
+        switch saved.answer {
+        case .addresses(let resolution):
+            content = .positive(resolution.from(.cache))
+            lifetime = UInt64(limits.lifetime(for: resolution.ttl))
+            stale = UInt64(policy.maximumStale)
+            name = resolution.name
+            positive = true
+        case .negative(let negative):
+            content = .negative(negative.from(.negativeCache))
+            lifetime = UInt64(min(negative.ttl, limits.maximumNegativeTTL))
+            stale = 0
+            name = negative.name
+            positive = false
+        }
+        guard lifetime > 0, age < lifetime + stale else { return false }
+        let now = clock.nanoseconds()
+        let second: UInt64 = 1_000_000_000
+        let expiresAt = age < lifetime ? now + (lifetime - age) * second : now
+        // The refresh-ahead point, counted back from the expiry; one already passed is due now.
+        let refreshAt = !positive ? .max : refreshFraction.map { fraction in
+            let beforeExpiry = UInt64(Double(lifetime) * (1 - fraction) * 1e9)
+            return expiresAt - min(expiresAt, beforeExpiry)
+        } ?? .max
+        let entry = CacheShard.Entry(content: content, family: saved.family, lifetime: lifetime * second, expiresAt: expiresAt,
+                                     keepUntil: now + (lifetime + stale - age) * second, refreshAt: refreshAt)
+        place(entry, home: Self.shardIndex(for: name), now: now)
+        return true
     }
 
     // MARK: Flushing and counting
