@@ -7,7 +7,7 @@ struct LookupCommand: Subcommand {
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--json]"
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -44,6 +44,7 @@ struct LookupCommand: Subcommand {
                                zone's negative TTL (at most 900 s). When full, an expired answer goes
                                first, else the least recently used one, so an endless --batch runs
                                in bounded memory. 0 caches nothing.
+        \(CacheOptions.helpLines(preresolve: false, width: 21))
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -88,6 +89,8 @@ struct LookupCommand: Subcommand {
     let cacheSize: Int
     /// `--json`.
     let json: Bool
+    /// `--cache-file`, `--max-stale`.
+    let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         json = try parser.flag("--json")
@@ -108,6 +111,7 @@ struct LookupCommand: Subcommand {
             }
             return value
         }.last ?? Self.defaultCacheSize
+        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: false)
         let texts = parser.positionals()
         try parser.finish()
         if let batch {
@@ -131,18 +135,21 @@ struct LookupCommand: Subcommand {
         case .batch(let batch): batch
         }
         let resolver: Result<any HostResolver, ResolutionError>
+        var keeper: CacheKeeper?
         do throws(ResolutionError) {
             // The cache and single-flight in front make a repeated name one query while its answer is
             // fresh; the entry limit keeps an endless batch in bounded memory.
-            let cache = ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: cacheSize))
+            let cache = cacheOptions.makeCache(maximumEntries: cacheSize)
             let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
-            resolver = .success(CachingResolver(upstream: trusted, cache: cache))
+            let caching = CachingResolver(upstream: trusted, cache: cache)
+            keeper = await cacheOptions.start(caching, family: options.family, periodicSaving: false)
+            resolver = .success(caching)
         } catch {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
         }
         let family = options.family
-        return await Self.resolveInOrder(feed, concurrency: concurrency) { name in
+        let status = await Self.resolveInOrder(feed, concurrency: concurrency) { name in
             switch resolver {
             case .failure(let error):
                 return .failure(error)
@@ -156,6 +163,8 @@ struct LookupCommand: Subcommand {
         } report: { finished in
             self.report(finished)
         }
+        await keeper?.finish()
+        return status
     }
 
     /// A name's end, ready to print.

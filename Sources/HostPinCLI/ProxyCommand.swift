@@ -10,7 +10,8 @@ struct ProxyCommand: Subcommand {
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
-        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS]"
+        + "[--allow-connect-port PORT]... [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
+        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -45,6 +46,7 @@ struct ProxyCommand: Subcommand {
                                       to this long (default \(Int(Self.defaultGraceSeconds))), then cut them; 0 or a second
                                       signal cuts at once. New connections are refused and idle
                                       ones closed at once.
+        \(CacheOptions.helpLines(preresolve: true, width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -73,6 +75,8 @@ struct ProxyCommand: Subcommand {
     let family: AddressFamily
     /// How long transfers in flight may run after SIGINT or SIGTERM.
     let grace: Duration
+    /// `--cache-file`, `--max-stale`, `--preresolve`.
+    let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         var configuration = ForwardProxy.Configuration()
@@ -108,6 +112,7 @@ struct ProxyCommand: Subcommand {
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
         let options = try TrustedOptions(parsing: &parser)
+        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         try parser.finish()
         if !configuration.allowRemote, configuration.listenAddress.address.specialPurposeBlock?.name != "loopback" {
             throw .invalidValue(option: "--listen", reason: "\(configuration.listenAddress) is not a loopback address; "
@@ -133,7 +138,9 @@ struct ProxyCommand: Subcommand {
         // Written by a thread of its own: a slow reader of standard output must not block a connection.
         let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
         configuration.accessLog = { entry in accessLog.append(entry.description) }
-        let resolver = FamilyResolver(inner: CachingResolver(upstream: trusted), family: family)
+        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache())
+        let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
+        let resolver = FamilyResolver(inner: caching, family: family)
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
         do throws(ListenError) {
             let bound = try proxy.start()
@@ -152,6 +159,7 @@ struct ProxyCommand: Subcommand {
         }
         await proxy.stop(grace: grace)
         _ = await accessLog.finish(within: .seconds(2))
+        await keeper?.finish()
         return .success
     }
 }
