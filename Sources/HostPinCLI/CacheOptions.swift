@@ -98,9 +98,14 @@ struct CacheOptions: Sendable {
     }
 
     /// The cache these options ask for, holding at most `maximumEntries` answers.
-    func makeCache(maximumEntries: Int = ResolutionCache.Limits().maximumEntries) -> ResolutionCache {
-        ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: maximumEntries),
-                        policy: ResolutionCache.Policy(maximumStale: maximumStale))
+    ///
+    /// - Parameter refreshAhead: Refresh entries used late in their TTL in the background (the library's
+    ///   default, 0.8 of it): for commands that keep running; a one-shot command asks again only once an
+    ///   answer has expired.
+    func makeCache(maximumEntries: Int = ResolutionCache.Limits().maximumEntries, refreshAhead: Bool) -> ResolutionCache {
+        var policy = ResolutionCache.Policy(maximumStale: maximumStale)
+        if !refreshAhead { policy.refreshAhead = 0 }
+        return ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: maximumEntries), policy: policy)
     }
 
     /// Loads the cache file into `resolver`'s cache (a damaged one is reported in one line, kept aside as

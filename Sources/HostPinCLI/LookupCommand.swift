@@ -139,7 +139,7 @@ struct LookupCommand: Subcommand {
         do throws(ResolutionError) {
             // The cache and single-flight in front make a repeated name one query while its answer is
             // fresh; the entry limit keeps an endless batch in bounded memory.
-            let cache = cacheOptions.makeCache(maximumEntries: cacheSize)
+            let cache = cacheOptions.makeCache(maximumEntries: cacheSize, refreshAhead: false)
             let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
             let caching = CachingResolver(upstream: trusted, cache: cache)
             keeper = await cacheOptions.start(caching, family: options.family, periodicSaving: false)

@@ -138,7 +138,7 @@ struct ProxyCommand: Subcommand {
         // Written by a thread of its own: a slow reader of standard output must not block a connection.
         let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
         configuration.accessLog = { entry in accessLog.append(entry.description) }
-        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache())
+        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
         let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
         let resolver = FamilyResolver(inner: caching, family: family)
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)

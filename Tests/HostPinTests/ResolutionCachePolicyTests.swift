@@ -62,6 +62,14 @@ import Testing
         #expect(cache.count == 0)  // the name does not exist: nothing of it stays, the NODATA for v6 included
     }
 
+    @Test func negativeAnswerFromTheUntrustedFallbackRemovesNothing() throws {
+        let cache = ResolutionCache(clock: clock)
+        for family in AddressFamily.allCases { cache.store(try addresses(), family: family) }
+        cache.store(negative(.nxdomain, family: .v4, source: .untrusted))
+        cache.store(negative(.nodata, family: .v6, source: .literal))
+        for family in AddressFamily.allCases { #expect(cache.lookup(name, family: family) != nil, "\(family)") }
+    }
+
     @Test func expiredEntryIsKeptForTheMaximumStaleAgeThenRemoved() throws {
         let cache = ResolutionCache(policy: .init(maximumStale: 100), clock: clock)
         cache.store(try addresses(ttl: 60), family: .any)

@@ -138,4 +138,20 @@ import Testing
         #expect(other.source == .untrusted)
         #expect(other.ipAddresses.map(\.description) == ["127.0.0.66"])
     }
+
+    @Test func untrustedNXDOMAINNeitherHidesNorRemovesATrustedAnswer() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let liar = try await FaultServer(mode: .nxdomain, upstream: nil)
+        let clock = ManualClock()
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock, untrustedFallback: liar.address)
+        _ = try await resolver.resolve("www.example.test", family: .v4)
+        try server.setMode(.servfail)
+        clock.advance(by: .seconds(3600))
+        for _ in 0..<2 {
+            let answer = try await resolver.resolve("www.example.test", family: .v4)
+            #expect(answer.source == .stale)
+            #expect(answer.ipAddresses.map(\.description) == ["127.0.0.10"])
+        }
+        #expect(liar.queries.count == 1)  // asked once; the name is then served stale at once
+    }
 }

@@ -184,14 +184,13 @@ public final class CachingResolver: HostResolver {
     }
 
     /// Caches `outcome`, an answer just received for `key`, and returns it with the lifetime the cache
-    /// gives it; an answer from the untrusted fallback gives way to a trusted stale one.
+    /// gives it; an answer from the untrusted fallback (which the cache never keeps, and which never
+    /// removes what it holds) gives way to a trusted stale one.
     private func keep(_ outcome: ResolutionOutcome, for key: ResolutionCache.Key) -> ResolutionOutcome {
+        if outcome.source == .untrusted, let stale = staleAnswer(for: key) { return stale }
         switch outcome.answer {
-        case .addresses(let resolution):
-            if resolution.source == .untrusted, let stale = staleAnswer(for: key) { return stale }
-            cache.store(resolution, family: key.family)
-        case .negative(let negative):
-            cache.store(negative)
+        case .addresses(let resolution): cache.store(resolution, family: key.family)
+        case .negative(let negative): cache.store(negative)
         }
         return ResolutionOutcome(answer: outcome.answer, ttlLeft: cache.lifetime(of: outcome), age: 0)
     }

@@ -250,10 +250,11 @@ public final class ResolutionCache: Sendable {
     ///
     /// The answer replaces whatever was cached for its name and family, so no older addresses, fresh or
     /// stale, outlive it; NXDOMAIN (the name has no records at all) also removes what is cached for the
-    /// name's other families. An answer without an SOA record, with a lifetime of 0, or that did
-    /// not come from a trusted upstream (source ``Resolution/Source/upstream``) is not kept, but still
-    /// removes those entries.
+    /// name's other families. An answer without an SOA record or with a lifetime of 0 is not kept, but
+    /// still removes those entries. An answer that did not come from a trusted upstream (a source other
+    /// than ``Resolution/Source/upstream``: the untrusted fallback, a literal) changes nothing.
     public func store(_ negative: NegativeAnswer) {
+        guard negative.source == .upstream else { return }
         let lifetime = min(negative.ttl, limits.maximumNegativeTTL)
         let key = CacheShard.Key(negative.name, negative.family)
         let now = clock.nanoseconds()
@@ -261,7 +262,7 @@ public final class ResolutionCache: Sendable {
         // The name's other families live in the same shard.
         let others = negative.kind == .nxdomain
             ? AddressFamily.allCases.filter { $0 != negative.family }.map { CacheShard.Key(negative.name, $0) } : []
-        let keep = lifetime > 0 && negative.source == .upstream && limits.maximumEntries > 0
+        let keep = lifetime > 0 && limits.maximumEntries > 0
         shards[home].table.withLock { table in
             for other in others where table.remove(other) { total.subtract(1, ordering: .relaxed) }
             if !keep, table.remove(key) { total.subtract(1, ordering: .relaxed) }
