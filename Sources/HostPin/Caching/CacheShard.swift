@@ -35,8 +35,9 @@ struct CacheShard {
         enum Content: Sendable {
             /// Addresses, already marked ``Resolution/Source/cache``.
             case positive(Resolution)
-            /// NXDOMAIN or NODATA, already marked ``Resolution/Source/negativeCache``.
-            case negative(NegativeAnswer)
+            /// NXDOMAIN or NODATA, already marked ``Resolution/Source/negativeCache``. Boxed: its SOA record
+            /// would otherwise make every entry, positive ones included, as large as a negative answer.
+            indirect case negative(NegativeAnswer)
         }
 
         let content: Content
