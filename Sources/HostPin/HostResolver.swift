@@ -1,3 +1,5 @@
+import Foundation
+
 /// Resolves host names to addresses. One method, like OkHttp's `Dns`: implementations are the trusted
 /// c-ares resolver, the caching resolver in front of it, and test doubles.
 ///
@@ -11,9 +13,38 @@ public protocol HostResolver: Sendable {
     /// - Returns: A ``Resolution`` with at least one address.
     /// - Throws: ``ResolutionError``: `.nxdomain`, `.nodata`, `.upstreamsFailed`, `.timeout`, `.cancelled`, …
     func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution
+
+    /// Resolves `name` as ``resolve(_:family:)`` does, returning a negative answer (NXDOMAIN, NODATA)
+    /// as a value with its SOA record and CNAME chain instead of throwing it, and how long the answer
+    /// may still be used.
+    ///
+    /// The default implementation calls ``resolve(_:family:)``: its negative answers carry no SOA record
+    /// (so a cache does not keep them) and `ttlLeft` is the answer's TTL.
+    ///
+    /// - Throws: ``ResolutionError`` for every failure but `.nxdomain` and `.nodata`.
+    func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome
 }
 
 extension HostResolver {
+    public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+        -> ResolutionOutcome
+    {
+        do throws(ResolutionError) {
+            let resolution = try await resolve(name, family: family)
+            return ResolutionOutcome(answer: .addresses(resolution), ttlLeft: resolution.ttl, age: 0)
+        } catch {
+            let kind: NegativeAnswer.Kind
+            switch error {
+            case .nxdomain: kind = .nxdomain
+            case .nodata: kind = .nodata
+            default: throw error
+            }
+            let negative = NegativeAnswer(name: name, family: family, kind: kind, cnames: [], soa: nil, upstream: nil,
+                                          source: .upstream, receivedAt: Date())
+            return ResolutionOutcome(answer: .negative(negative), ttlLeft: 0, age: 0)
+        }
+    }
+
     /// Resolves `name` to A and AAAA addresses (family `any`).
     public func resolve(_ name: HostName) async throws(ResolutionError) -> Resolution {
         try await resolve(name, family: .any)

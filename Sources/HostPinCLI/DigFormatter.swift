@@ -7,17 +7,34 @@ import HostPin
 /// alias.example.test. 5 IN CNAME www.example.test.
 /// www.example.test. 3600 IN A 127.0.0.10
 /// ```
+///
+/// An answer that is not a trusted upstream's current one ends each line with a zone-file comment
+/// naming its source: `; stale` (served from the cache after its TTL because no upstream answered;
+/// the TTLs are the stale TTL), `; untrusted` (the opted-in untrusted fallback), `; pinned` (a rule's
+/// addresses). Answers from an upstream, from the cache while fresh, and for IP literals carry none.
 enum DigFormatter {
     /// The answer lines for `resolution`, in chain order.
     static func lines(for resolution: Resolution) -> [String] {
+        let marker = self.marker(for: resolution.source)
         let cnames = resolution.cnames.map { record in
-            "\(absolute(record.alias)) \(record.ttl) IN CNAME \(absolute(record.target))"
+            "\(absolute(record.alias)) \(record.ttl) IN CNAME \(absolute(record.target))\(marker)"
         }
         let owner = absolute(resolution.canonicalName)
         let addresses = resolution.addresses.map { record in
-            "\(owner) \(record.ttl) IN \(record.address.family == .v4 ? "A" : "AAAA") \(record.address)"
+            "\(owner) \(record.ttl) IN \(record.address.family == .v4 ? "A" : "AAAA") \(record.address)\(marker)"
         }
         return cnames + addresses
+    }
+
+    /// The trailing comment that names `source`, with its leading space; empty for the sources that
+    /// need none.
+    static func marker(for source: Resolution.Source) -> String {
+        switch source {
+        case .upstream, .cache, .literal, .negativeCache: ""
+        case .stale: " ; stale"
+        case .untrusted: " ; untrusted"
+        case .pinned: " ; pinned"
+        }
     }
 
     /// `name` with exactly one trailing dot (names inside HostPin are kept relative).

@@ -6,7 +6,9 @@ import HostPin
 /// A resolution becomes `{"addresses":[{"address","family","ttl"}],"cnames":[{"alias","target","ttl"}],
 /// "name","receivedAt","source","ttl","upstream"}`; a failure `{"code","error","name"}`. `family` is the
 /// number 4 or 6, TTLs are seconds, `upstream` is the upstream as written (`"ip:port"`, `"https://…"`,
-/// `"tls://…"`) or `null`, and `receivedAt` is RFC 3339 in
+/// `"tls://…"`) or `null`, `source` says where the answer came from (`upstream`, `cache`, `stale` — served
+/// after its TTL because no upstream answered, its TTLs the stale TTL —, `literal`, `pinned`,
+/// `untrusted`), and `receivedAt` is RFC 3339 in
 /// UTC with milliseconds (`2025-01-31T12:00:00.123Z`), so two answers received in the same second still
 /// order correctly.
 ///

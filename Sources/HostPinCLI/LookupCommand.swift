@@ -7,7 +7,7 @@ struct LookupCommand: Subcommand {
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--json]"
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -40,9 +40,11 @@ struct LookupCommand: Subcommand {
           --tcp                Send every plain DNS query over TCP (DoH and DoT always run over TCP).
           --cache-size N       Keep at most N answers, each for its TTL (0-\(cacheSizeRange.upperBound), default \(defaultCacheSize)).
                                A name asked again while its answer is cached, or while it is being
-                               resolved, sends no query; NXDOMAIN and NODATA are not cached. When
-                               full, an expired answer goes first, else the least recently used one,
-                               so an endless --batch runs in bounded memory. 0 caches nothing.
+                               resolved, sends no query; NXDOMAIN and NODATA are cached for their
+                               zone's negative TTL (at most 900 s). When full, an expired answer goes
+                               first, else the least recently used one, so an endless --batch runs
+                               in bounded memory. 0 caches nothing.
+        \(CacheOptions.helpLines(preresolve: false, width: 21))
           --json               Print one JSON object per name per line (JSON Lines).
           -h, --help           Show this help.
 
@@ -53,6 +55,7 @@ struct LookupCommand: Subcommand {
           One line per record, as `dig +noall +answer` prints them, CNAMEs first:
             alias.example.test. 5 IN CNAME www.example.test.
             www.example.test. 3600 IN A 127.0.0.10
+          An expired answer served because no upstream answered ends each line with `; stale`.
           A name that fails prints one sentence to standard error: `hostpin: <reason>`, which starts
           with the name (`nx.example.test: NXDOMAIN ...`, `www.example.test: no trusted upstream
           answered: ...`).
@@ -88,6 +91,8 @@ struct LookupCommand: Subcommand {
     let cacheSize: Int
     /// `--json`.
     let json: Bool
+    /// `--cache-file`, `--max-stale`.
+    let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         json = try parser.flag("--json")
@@ -108,6 +113,7 @@ struct LookupCommand: Subcommand {
             }
             return value
         }.last ?? Self.defaultCacheSize
+        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: false)
         let texts = parser.positionals()
         try parser.finish()
         if let batch {
@@ -131,18 +137,21 @@ struct LookupCommand: Subcommand {
         case .batch(let batch): batch
         }
         let resolver: Result<any HostResolver, ResolutionError>
+        var keeper: CacheKeeper?
         do throws(ResolutionError) {
             // The cache and single-flight in front make a repeated name one query while its answer is
             // fresh; the entry limit keeps an endless batch in bounded memory.
-            let cache = ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: cacheSize))
+            let cache = cacheOptions.makeCache(maximumEntries: cacheSize, refreshAhead: false)
             let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
-            resolver = .success(CachingResolver(upstream: trusted, cache: cache))
+            let caching = CachingResolver(upstream: trusted, cache: cache)
+            keeper = await cacheOptions.start(caching, family: options.family, periodicSaving: false)
+            resolver = .success(caching)
         } catch {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
         }
         let family = options.family
-        return await Self.resolveInOrder(feed, concurrency: concurrency) { name in
+        let status = await Self.resolveInOrder(feed, concurrency: concurrency) { name in
             switch resolver {
             case .failure(let error):
                 return .failure(error)
@@ -156,6 +165,8 @@ struct LookupCommand: Subcommand {
         } report: { finished in
             self.report(finished)
         }
+        await keeper?.finish()
+        return status
     }
 
     /// A name's end, ready to print.

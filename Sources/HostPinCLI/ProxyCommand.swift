@@ -10,7 +10,7 @@ struct ProxyCommand: Subcommand {
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
-        + "[--rules FILE]"
+        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -54,6 +54,7 @@ struct ProxyCommand: Subcommand {
                                       to this long (default \(Int(Self.defaultGraceSeconds))), then cut them; 0 or a second
                                       signal cuts at once. New connections are refused and idle
                                       ones closed at once.
+        \(CacheOptions.helpLines(preresolve: true, width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -82,6 +83,8 @@ struct ProxyCommand: Subcommand {
     let proxyOptions: ProxyOptions
     let resolverConfiguration: TrustedResolver.Configuration
     let family: AddressFamily
+    /// `--cache-file`, `--max-stale`, `--preresolve`.
+    let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
@@ -97,6 +100,7 @@ struct ProxyCommand: Subcommand {
         proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
                                         rules: rules, timeout: timeout)
         let options = try TrustedOptions(parsing: &parser)
+        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         try parser.finish()
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
@@ -112,9 +116,11 @@ struct ProxyCommand: Subcommand {
             Console.error("hostpin: \(error)")
             return .upstreamFailure
         }
+        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
+        let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
         let proxy: RunningProxy
         do throws(ListenError) {
-            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: CachingResolver(upstream: trusted), family: family))
+            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: caching, family: family))
             Console.error("listening on \(proxy.address)")
         } catch {
             Console.error("hostpin: \(error)")
@@ -122,6 +128,7 @@ struct ProxyCommand: Subcommand {
         }
         await StopSignal.wait()
         await proxy.stop()
+        await keeper?.finish()
         return .success
     }
 }

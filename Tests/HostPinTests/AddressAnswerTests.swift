@@ -51,7 +51,7 @@ import Testing
     @Test func cnameWithoutAnAddressAtItsEndIsNODATA() {
         let reply = DNSReply.response(to: "alias.test", .aaaa, answers: [.cname("alias.test", "www.test"),
                                                                         .a("www.test", "127.0.0.10")])
-        #expect(read(reply, "alias.test", .aaaa) == .nodata(soa: nil))
+        #expect(read(reply, "alias.test", .aaaa) == .nodata(soa: nil, cnames: [CNAMERecord(alias: "alias.test", target: "www.test", ttl: 60)]))
     }
 
     @Test func cnameLoopIsABadResponse() {
@@ -110,7 +110,8 @@ import Testing
     @Test func negativeAnswerAfterACNAMETakesTheSOAOfTheTargetsZone() {
         let reply = DNSReply.response(to: "alias.one.test", .a, rcode: 3, answers: [.cname("alias.one.test", "gone.two.test")],
                                       authority: [.soa("two.test", ttl: 300, minimum: 30)])
-        #expect(read(reply, "alias.one.test") == .nxdomain(soa: SOARecord(zone: "two.test", ttl: 300, minimum: 30)))
+        #expect(read(reply, "alias.one.test") == .nxdomain(soa: SOARecord(zone: "two.test", ttl: 300, minimum: 30),
+                                                           cnames: [CNAMERecord(alias: "alias.one.test", target: "gone.two.test", ttl: 60)]))
     }
 
     @Test func rootSOAIsTheZoneOfEveryName() {

@@ -51,7 +51,10 @@ import Testing
                                    authority: [". 86400 IN SOA a.root-servers.net. nstld.verisign-grs.com. 1 1800 900 604800 86400"]).bytes
         let reply = try #require(DNSReply(wire: wire))
         #expect(reply.answers.map(\.owner) == ["a\\.b.test"])
-        #expect(reply.authority == [.soa("", ttl: 86400, minimum: 86400)])
+        #expect(reply.authority == [DNSReply.Record(
+            owner: "", type: .soa, dnsClass: 1, ttl: 86400,
+            data: .soa(primaryServer: "a.root-servers.net", mailbox: "nstld.verisign-grs.com", serial: 1, refresh: 1800,
+                       retry: 900, expire: 604800, minimum: 86400))])
     }
 
     @Test func messageCutShortIsNotAReply() throws {

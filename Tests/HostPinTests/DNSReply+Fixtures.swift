@@ -40,9 +40,23 @@ extension DNSReply.Record {
                         data: .canonicalName(target))
     }
 
+    /// An SOA record; the fields tests do not name are those of ``SOARecord/init(zone:ttl:minimum:)``.
     static func soa(_ zone: String, ttl: UInt32 = 3600, minimum: UInt32 = 60) -> DNSReply.Record {
-        DNSReply.Record(owner: zone, type: .soa, dnsClass: DNSReply.internetClass, ttl: ttl,
-                        data: .soa(minimum: minimum))
+        let record = SOARecord(zone: zone, ttl: ttl, minimum: minimum)
+        return DNSReply.Record(owner: zone, type: .soa, dnsClass: DNSReply.internetClass, ttl: ttl,
+                               data: .soa(primaryServer: record.primaryServer, mailbox: record.mailbox,
+                                          serial: record.serial, refresh: record.refresh, retry: record.retry,
+                                          expire: record.expire, minimum: minimum))
+    }
+}
+
+extension SOARecord {
+    /// The SOA record of `zone` as the tests' zones write it: `ns.ZONE. hostmaster.ZONE. 1 3600 600 86400
+    /// MINIMUM`.
+    init(zone: String, ttl: UInt32, minimum: UInt32) {
+        let suffix = zone.isEmpty ? "" : "." + zone
+        self.init(zone: zone, ttl: ttl, primaryServer: "ns" + suffix, mailbox: "hostmaster" + suffix, serial: 1,
+                  refresh: 3600, retry: 600, expire: 86400, minimum: minimum)
     }
 }
 

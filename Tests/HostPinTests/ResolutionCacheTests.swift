@@ -13,7 +13,8 @@ import Testing
     }
 
     @Test func entryIsServedUntilItsTTLThenExpires() throws {
-        let cache = ResolutionCache(clock: clock)
+        // Without serve-stale, an expired entry is dropped at its next lookup.
+        let cache = ResolutionCache(policy: .init(maximumStale: 0), clock: clock)
         let answer = try resolution("www.example.test", ttl: 30)
         cache.store(answer, family: .any)
         clock.advance(by: .seconds(29))

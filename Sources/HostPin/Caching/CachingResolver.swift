@@ -3,12 +3,25 @@ import Synchronization
 /// A ``HostResolver`` that answers from a ``ResolutionCache`` and asks its upstream resolver only on a miss,
 /// once per name and family however many callers miss together (single-flight).
 ///
-/// Fresh hits return without suspending on anything but the cache lock. Negative answers (NXDOMAIN,
-/// NODATA) and failures are shared with the callers waiting at that moment but not cached.
+/// - Fresh hits, positive or negative, return without suspending on anything but the cache lock.
+/// - Negative answers (NXDOMAIN, NODATA) with an SOA record are cached for the smaller of its TTL and
+///   MINIMUM (RFC 2308 §5), capped by ``ResolutionCache/Limits/maximumNegativeTTL``; failures are shared
+///   with the callers waiting at that moment but never cached.
+/// - Serve-stale (RFC 8767): when every upstream fails or the time budget runs out, an expired answer
+///   kept for at most ``ResolutionCache/Policy/maximumStale`` is returned instead of the error, with
+///   source ``Resolution/Source/stale`` and every TTL ``ResolutionCache/Policy/staleTTL``. From then on
+///   the name is answered stale at once, and refreshed in the background at most once per
+///   ``ResolutionCache/Policy/refreshRetryInterval``, one refresh at a time, until an upstream answers
+///   again or the entry is too old. An NXDOMAIN or NODATA from an upstream replaces the entry: a stale
+///   answer never hides it. A trusted stale answer is also preferred to one from the untrusted fallback.
+/// - Refresh-ahead: a positive entry used after ``ResolutionCache/Policy/refreshAhead`` of its lifetime is
+///   refreshed in the background, one refresh per name at a time; the caller gets the cached answer at
+///   once, and a refresh that fails leaves the entry as it was. The check on a hit is one relaxed atomic
+///   load: no lock, no allocation.
 public final class CachingResolver: HostResolver {
     /// The resolver asked on a miss, e.g. a ``TrustedResolver``.
     public let upstream: any HostResolver
-    /// The cache consulted first.
+    /// The cache consulted first; its ``ResolutionCache/policy`` sets serve-stale and refresh-ahead.
     public let cache: ResolutionCache
     /// The resolutions running, one per name and family; each is removed when it completes, so the
     /// table holds no more than the distinct names being resolved at once.
@@ -23,50 +36,194 @@ public final class CachingResolver: HostResolver {
     /// Returns the cached resolution for `name` and `family` while it is fresh (source
     /// ``Resolution/Source/cache``, TTL and `receivedAt` as first received), otherwise resolves through
     /// `upstream` (joining a resolution already running for the same key) and caches a positive answer
-    /// for its TTL.
+    /// for its TTL, a negative one for its SOA's negative TTL; when the upstream fails, an expired answer
+    /// may be served stale (source ``Resolution/Source/stale``).
     ///
-    /// - Throws: what `upstream` throws, shared by every caller that waited for the same resolution, or
-    ///   ``ResolutionError/cancelled`` for a caller whose task was cancelled (the others still get the answer).
+    /// - Throws: ``ResolutionError/nxdomain(_:)`` and ``ResolutionError/nodata(_:_:)`` from the upstream or
+    ///   the cache; what `upstream` throws, shared by every caller that waited for the same resolution,
+    ///   when no stale answer may stand in; ``ResolutionError/cancelled`` for a caller whose task was
+    ///   cancelled (the others still get the answer).
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         if let literal = Resolution.literal(for: name, family: family) {
             guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
             return literal
         }
-        if let hit = cache.lookup(name, family: family) { return hit }
+        let now = cache.clock.nanoseconds()
+        let found = cache.find(name, family: family, now: now)
+        if case .fresh(let entry) = found {
+            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+            switch entry.content {
+            case .positive(let resolution): return resolution
+            case .negative(let negative): throw negative.error
+            }
+        }
+        return try await resolveMissing(name, family: family, found: found, now: now).get()
+    }
 
+    /// Resolves `name` as ``resolve(_:family:)`` does, returning NXDOMAIN and NODATA as a
+    /// ``NegativeAnswer`` (with the zone's SOA record and the CNAME chain; source
+    /// ``Resolution/Source/negativeCache`` from the cache) and the seconds the answer may still be used
+    /// on the cache's monotonic clock (``ResolutionOutcome/ttlLeft``, ``ResolutionOutcome/age``).
+    ///
+    /// - Throws: as ``resolve(_:family:)``, except `.nxdomain` and `.nodata`.
+    public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+        -> ResolutionOutcome
+    {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        let now = cache.clock.nanoseconds()
+        let found = cache.find(name, family: family, now: now)
+        if case .fresh(let entry) = found {
+            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+            return cache.outcome(of: entry, now: now)
+        }
+        return try await resolveMissing(name, family: family, found: found, now: now)
+    }
+
+    /// Resolves each of `names` into the cache ahead of its first use (pre-resolve), at most
+    /// `concurrency` at once, through the same single-flight as other callers.
+    ///
+    /// - Parameters:
+    ///   - names: Normalised names; repeats are resolved once.
+    ///   - family: The family each is resolved for: later lookups must ask for the same to hit. `any` by
+    ///     default.
+    ///   - concurrency: The most resolutions running at once, at least 1. Default 32.
+    /// - Returns: Each name's outcome, in the order given.
+    public func preresolve(_ names: [HostName], family: AddressFamily = .any, concurrency: Int = 32) async
+        -> [Result<ResolutionOutcome, ResolutionError>]
+    {
+        await withTaskGroup(of: (Int, Result<ResolutionOutcome, ResolutionError>).self) { group in
+            var results = [Result<ResolutionOutcome, ResolutionError>](repeating: .failure(.cancelled), count: names.count)
+            var next = 0
+            func startNext() {
+                let index = next
+                next += 1
+                group.addTask {
+                    do throws(ResolutionError) {
+                        return (index, .success(try await self.resolveDetailed(names[index], family: family)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            while next < min(names.count, max(1, concurrency)) { startNext() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                if next < names.count { startNext() }
+            }
+            return results
+        }
+    }
+
+    /// The number of upstream resolutions running, refreshes included.
+    var flightsInProgress: Int { flights.withLock { $0.count } }
+
+    /// The path of a lookup that found no fresh entry (`found`, at monotonic `now`): the stale answer at
+    /// once for a name already served stale (starting a background refresh when one is due), else the
+    /// shared upstream resolution.
+    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64)
+        async throws(ResolutionError) -> ResolutionOutcome
+    {
         let key = ResolutionCache.Key(name: name, family: family)
+        if case .expired(let entry) = found, entry.servingStale.load(ordering: .relaxed),
+           let stale = cache.staleOutcome(of: entry) {
+            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+            cache.countStaleServed()
+            return stale
+        }
         let (flight, leads) = flights.withLock { flights -> (Flight, Bool) in
             if let running = flights[key] { return (running, false) }
             let flight = Flight()
             flights[key] = flight
             return (flight, true)
         }
-        if leads { launch(flight, for: key) }
-        return try await flight.wait()
+        if leads { launch(flight, for: key, refreshing: nil) }
+        let outcome = try await flight.wait()
+        if outcome.source == .stale { cache.countStaleServed() }
+        return outcome
     }
 
-    /// The number of upstream resolutions running.
-    var flightsInProgress: Int { flights.withLock { $0.count } }
+    /// Starts a background refresh of `entry`, whose refresh the caller has claimed, unless a resolution
+    /// of its name and family is already running (whose answer will replace the entry anyway).
+    private func refresh(_ entry: CacheShard.Entry, now: UInt64) {
+        let key = ResolutionCache.Key(name: entry.name, family: entry.family)
+        let flight = flights.withLock { flights -> Flight? in
+            guard flights[key] == nil else { return nil }
+            let flight = Flight()
+            flights[key] = flight
+            return flight
+        }
+        guard let flight else {
+            entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+            return
+        }
+        cache.countRefresh()
+        launch(flight, for: key, refreshing: entry)
+    }
 
-    private func launch(_ flight: Flight, for key: ResolutionCache.Key) {
+    /// Runs `flight`: asks `upstream`, keeps the answer in the cache, and hands the outcome to every
+    /// waiter. `entry` is the cache entry a background refresh was started for, `nil` for a miss.
+    private func launch(_ flight: Flight, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
         Task {
-            let result: Result<Resolution, ResolutionError>
-            if let hit = cache.lookup(key.name, family: key.family) {
+            let result: Result<ResolutionOutcome, ResolutionError>
+            let now = cache.clock.nanoseconds()
+            if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
                 // Another flight stored this between our cache miss and taking the lead.
-                result = .success(hit)
+                result = .success(cache.outcome(of: hit, now: now))
             } else {
                 do throws(ResolutionError) {
-                    let resolution = try await upstream.resolve(key.name, family: key.family)
-                    cache.store(resolution, family: key.family)
-                    result = .success(resolution)
+                    result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
                 } catch {
-                    result = .failure(error)
+                    result = standIn(for: error, key: key, refreshing: entry)
                 }
             }
             flights.withLock { _ = $0.removeValue(forKey: key) }
             flight.finish(result)
         }
+    }
+
+    /// Caches `outcome`, an answer just received for `key`, and returns it with the lifetime the cache
+    /// gives it; an answer from the untrusted fallback (which the cache never keeps, and which never
+    /// removes what it holds) gives way to a trusted stale one.
+    private func keep(_ outcome: ResolutionOutcome, for key: ResolutionCache.Key) -> ResolutionOutcome {
+        if outcome.source == .untrusted, let stale = staleAnswer(for: key) { return stale }
+        switch outcome.answer {
+        case .addresses(let resolution): cache.store(resolution, family: key.family)
+        case .negative(let negative): cache.store(negative)
+        }
+        return ResolutionOutcome(answer: outcome.answer, ttlLeft: cache.lifetime(of: outcome), age: 0)
+    }
+
+    /// What the waiters get when the upstream failed with `error`: for a failure to get any answer (every
+    /// upstream failed, the budget ran out, no channel), a fresh entry stored meanwhile or the expired
+    /// entry served stale; otherwise, or without such an entry, the error. A failed refresh of `entry`
+    /// leaves it as it was; the next may start after the retry interval.
+    private func standIn(for error: ResolutionError, key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?)
+        -> Result<ResolutionOutcome, ResolutionError>
+    {
+        let now = cache.clock.nanoseconds()
+        entry?.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+        switch error {
+        case .upstreamsFailed, .timeout, .setupFailed:
+            if case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
+                return .success(cache.outcome(of: hit, now: now))
+            }
+            return staleAnswer(for: key).map { .success($0) } ?? .failure(error)
+        case .nxdomain, .nodata, .badName, .noUpstreams, .cancelled:
+            return .failure(error)
+        }
+    }
+
+    /// The expired entry for `key` served stale, now that an upstream failed: from now on the name is
+    /// answered stale at once and refreshed after the retry interval. `nil` without such an entry.
+    private func staleAnswer(for key: ResolutionCache.Key) -> ResolutionOutcome? {
+        let now = cache.clock.nanoseconds()
+        guard case .expired(let entry) = cache.find(key.name, family: key.family, now: now, counting: false),
+              let stale = cache.staleOutcome(of: entry)
+        else { return nil }
+        entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+        entry.servingStale.store(true, ordering: .relaxed)
+        return stale
     }
 }

@@ -6,14 +6,14 @@ import Synchronization
 final class Flight: Sendable {
     /// Unchecked continuations: each is taken out of ``State`` under the lock before it is resumed, so
     /// none is resumed twice (a checked one costs an allocation per miss, on the path of every cold name).
-    private typealias Waiter = UnsafeContinuation<Result<Resolution, ResolutionError>, Never>
+    private typealias Waiter = UnsafeContinuation<Result<ResolutionOutcome, ResolutionError>, Never>
 
     private struct State {
         /// The first waiter, kept apart: most flights have only their leader, and a dictionary allocates.
         var first: (id: Int, waiter: Waiter)?
         var others: [Int: Waiter] = [:]
         var nextWaiter = 0
-        var result: Result<Resolution, ResolutionError>?
+        var result: Result<ResolutionOutcome, ResolutionError>?
 
         mutating func remove(_ id: Int) -> Waiter? {
             if let first, first.id == id {
@@ -27,14 +27,14 @@ final class Flight: Sendable {
     private let state = Mutex(State())
 
     /// Waits for the shared result.
-    func wait() async throws(ResolutionError) -> Resolution {
+    func wait() async throws(ResolutionError) -> ResolutionOutcome {
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (waiter: Waiter) in
-                let ready = state.withLock { state -> Result<Resolution, ResolutionError>? in
+                let ready = state.withLock { state -> Result<ResolutionOutcome, ResolutionError>? in
                     if let result = state.result { return result }
                     // Cancelled before this point: `onCancel` found no waiter to resume.
                     if Task.isCancelled { return .failure(.cancelled) }
@@ -51,7 +51,7 @@ final class Flight: Sendable {
     }
 
     /// Records the result and resumes every waiter with it.
-    func finish(_ result: Result<Resolution, ResolutionError>) {
+    func finish(_ result: Result<ResolutionOutcome, ResolutionError>) {
         let (first, others) = state.withLock { state -> (Waiter?, [Waiter]) in
             state.result = result
             defer {

@@ -1,38 +1,106 @@
 import Synchronization
 
-/// Resolutions kept for their TTL, keyed by normalised name and address family, at most
-/// ``Limits/maximumEntries`` of them.
+/// Answers kept for their TTL, keyed by normalised name and address family, at most
+/// ``Limits/maximumEntries`` of them: addresses (``Resolution``) and, for the time RFC 2308 §5 allows,
+/// NXDOMAIN and NODATA (``NegativeAnswer``).
 ///
-/// An entry lives for the resolution's TTL clamped to ``Limits``, measured on a ``MonotonicClock``; a TTL
-/// of 0 is never cached whatever the clamps (RFC 1035 §3.2.1: zero means use once). A store that would
-/// exceed the entry limit first drops what has expired, else the least recently used entry, so an
-/// endless stream of names runs in bounded memory. Thread-safe: the table is split in 16 shards by the
-/// name's hash, each behind its own lock, so two threads seldom wait for each other, and no work runs
-/// while a lock is held. Recency is kept per shard: the entry evicted is the least recently used of the
-/// shard that needs room, which across the cache is approximately the least recently used.
+/// An entry is fresh for its TTL clamped to ``Limits``, measured on a ``MonotonicClock``; a TTL of 0 is
+/// never cached whatever the clamps (RFC 1035 §3.2.1: zero means use once). A negative answer is fresh for
+/// the smaller of its SOA record's TTL and MINIMUM field (RFC 2308 §5), at most
+/// ``Limits/maximumNegativeTTL``; one without an SOA record is not cached. An expired positive entry is
+/// kept for ``Policy/maximumStale`` more, so that a ``CachingResolver`` can serve it stale when no upstream
+/// answers (RFC 8767). A store that would exceed the entry limit first drops what has expired (stale
+/// entries included), else the least recently used entry, so an endless stream of names runs in bounded
+/// memory. Thread-safe: the table is split in 16 shards by the name's hash, each behind its own lock, so
+/// two threads seldom wait for each other, and no work runs while a lock is held. Recency is kept per
+/// shard: the entry evicted is the least recently used of the shard that needs room, which across the
+/// cache is approximately the least recently used.
 public final class ResolutionCache: Sendable {
     /// Bounds on what the cache keeps: TTL clamps applied before a TTL is used as a lifetime, and the
     /// number of entries.
     public struct Limits: Sendable, Hashable {
-        /// The shortest lifetime, seconds; a smaller non-zero TTL is raised to it. Default 0.
+        /// The shortest lifetime of a positive answer, seconds; a smaller non-zero TTL is raised to it.
+        /// Default 0.
         public var minimumTTL: UInt32
-        /// The longest lifetime, seconds; a larger TTL is cut to it. Default 86 400 (one day).
+        /// The longest lifetime of a positive answer, seconds; a larger TTL is cut to it. Default 86 400
+        /// (one day).
         public var maximumTTL: UInt32
-        /// The most entries held, one per name and family asked. Storing one more drops expired entries
-        /// (each shard is swept for them at most once a second), else the least recently used one. 0 or
-        /// less caches nothing. Default 100 000 (about 46 MiB for answers of one address). Stores running
-        /// at the same instant on several threads may exceed it by one each until they return.
+        /// The most entries held, one per name and family asked, positive or negative, fresh or kept to be
+        /// served stale. Storing one more drops expired entries (each shard is swept for them at most
+        /// once a second), else the least recently used one. 0 or less caches nothing. Default 100 000
+        /// (about 48 MiB for answers of one address). Stores running at the same instant on several
+        /// threads may exceed it by one each until they return.
         public var maximumEntries: Int
+        /// The longest lifetime of a negative answer (NXDOMAIN, NODATA), seconds: the smaller of the SOA
+        /// record's TTL and MINIMUM is cut to it (RFC 2308 §5 lets a resolver cap it). Default 900
+        /// (15 minutes); 0 caches no negative answer.
+        public var maximumNegativeTTL: UInt32
 
-        public init(minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400, maximumEntries: Int = 100_000) {
+        public init(minimumTTL: UInt32 = 0, maximumTTL: UInt32 = 86_400, maximumEntries: Int = 100_000,
+                    maximumNegativeTTL: UInt32 = 900) {
             self.minimumTTL = minimumTTL
             self.maximumTTL = maximumTTL
             self.maximumEntries = maximumEntries
+            self.maximumNegativeTTL = maximumNegativeTTL
         }
 
         /// Seconds an answer with `ttl` is kept; 0 means not at all.
         func lifetime(for ttl: UInt32) -> UInt32 {
             ttl == 0 ? 0 : min(max(ttl, minimumTTL), maximumTTL)
+        }
+    }
+
+    /// What a ``CachingResolver`` does with the cache's entries beyond their TTL: serve-stale (RFC 8767)
+    /// and refresh-ahead. Every duration is in seconds.
+    public struct Policy: Sendable, Hashable {
+        /// How long an expired positive entry is kept to be served stale when every upstream fails or the
+        /// time budget runs out (RFC 8767 §4, "maximum stale timer"). Default 86 400 (one day; RFC 8767
+        /// §5 suggests one to three days). 0 turns serve-stale off: an entry is dropped when it expires.
+        public var maximumStale: UInt32
+        /// The TTL of every record of a stale answer (RFC 8767 §4 recommends 30). Default 30.
+        public var staleTTL: UInt32
+        /// After a failed refresh, how long until the next may start (RFC 8767 §5, "failure recheck
+        /// timer"): a name served stale is refreshed at most this often, in the background, one refresh
+        /// at a time; a fresh entry whose refresh-ahead failed is tried again after it. Default 30.
+        public var refreshRetryInterval: UInt32
+        /// The part of a positive entry's lifetime after which a use of the entry refreshes it in the
+        /// background (refresh-ahead): the caller gets the cached answer at once, one refresh runs per name
+        /// at a time, and a refresh that fails leaves the entry as it was. Default 0.8. A value outside
+        /// the open interval 0 to 1 (0, 1, or more) turns refresh-ahead off.
+        public var refreshAhead: Double
+
+        public init(maximumStale: UInt32 = 86_400, staleTTL: UInt32 = 30, refreshRetryInterval: UInt32 = 30,
+                    refreshAhead: Double = 0.8) {
+            self.maximumStale = maximumStale
+            self.staleTTL = staleTTL
+            self.refreshRetryInterval = refreshRetryInterval
+            self.refreshAhead = refreshAhead
+        }
+    }
+
+    /// Counts since the cache was made (``removeAll()`` and ``remove(_:)`` keep them).
+    public struct Statistics: Sendable, Hashable {
+        /// Entries held now: positive and negative, fresh or kept to be served stale.
+        public var entries: Int
+        /// Lookups answered with fresh addresses.
+        public var hits: Int
+        /// Lookups answered with a fresh negative answer (NXDOMAIN, NODATA).
+        public var negativeHits: Int
+        /// Lookups that found no fresh entry (absent or expired).
+        public var misses: Int
+        /// Answers served stale (RFC 8767).
+        public var staleServed: Int
+        /// Background refreshes started: refresh-ahead of fresh entries and refreshes of names served stale.
+        public var refreshes: Int
+
+        public init(entries: Int = 0, hits: Int = 0, negativeHits: Int = 0, misses: Int = 0, staleServed: Int = 0,
+                    refreshes: Int = 0) {
+            self.entries = entries
+            self.hits = hits
+            self.negativeHits = negativeHits
+            self.misses = misses
+            self.staleServed = staleServed
+            self.refreshes = refreshes
         }
     }
 
@@ -43,11 +111,17 @@ public final class ResolutionCache: Sendable {
 
     /// The TTL and entry limits in force.
     public let limits: Limits
-    private let clock: any MonotonicClock
+    /// The serve-stale and refresh-ahead settings in force.
+    public let policy: Policy
+    let clock: any MonotonicClock
     private let shards: [Shard] = (0..<16).map { _ in Shard() }
     /// Entries across every shard, counted beside the shards so that a store sees whether the cache is
     /// full without taking every lock. Changed only together with a shard's table, under its lock.
     private let total = Atomic<Int>(0)
+    private let staleServed = Atomic<Int>(0)
+    private let refreshes = Atomic<Int>(0)
+    /// ``Policy/refreshAhead`` when it is on, else `nil`.
+    private let refreshFraction: Double?
 
     private final class Shard: Sendable {
         let table = Mutex(CacheShard())
@@ -61,42 +135,149 @@ public final class ResolutionCache: Sendable {
     /// Creates an empty cache.
     ///
     /// - Parameters:
-    ///   - limits: TTL clamps (defaults 0 and 86 400 seconds) and the entry limit (default 100 000).
+    ///   - limits: TTL clamps (defaults 0 and 86 400 seconds), the negative TTL cap (900 seconds) and the
+    ///     entry limit (default 100 000).
+    ///   - policy: Serve-stale and refresh-ahead (defaults: one day of stale, 30-second stale TTL and
+    ///     retry, refresh after 0.8 of the TTL).
     ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC_COARSE` by default.
-    public init(limits: Limits = Limits(), clock: any MonotonicClock = SystemMonotonicClock()) {
+    public init(limits: Limits = Limits(), policy: Policy = Policy(), clock: any MonotonicClock = SystemMonotonicClock()) {
         self.limits = limits
+        self.policy = policy
         self.clock = clock
+        refreshFraction = policy.refreshAhead > 0 && policy.refreshAhead < 1 ? policy.refreshAhead : nil
     }
 
-    /// The fresh entry for `name` and `family`, marked ``Resolution/Source/cache``, or `nil`. A hit
-    /// becomes the most recently used entry; an expired entry is removed.
+    // MARK: Lookups
+
+    /// The fresh addresses for `name` and `family`, marked ``Resolution/Source/cache``, or `nil` (nothing
+    /// cached, a negative answer, or an expired entry). A hit becomes the most recently used entry.
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
-        let key = CacheShard.Key(name, family)
-        let now = clock.nanoseconds()
-        let entry = shards[Self.shardIndex(for: name)].table.withLock { table -> CacheShard.Entry? in
-            switch table.lookup(key, now: now) {
-            case .fresh(let entry):
-                return entry
-            case .expired:
-                total.subtract(1, ordering: .relaxed)
-                return nil
-            case .absent:
-                return nil
-            }
-        }
-        return entry?.resolution
+        guard case .fresh(let entry) = find(name, family: family, now: clock.nanoseconds()),
+              case .positive(let resolution) = entry.content
+        else { return nil }
+        return resolution
     }
 
-    /// Keeps `resolution` for its clamped TTL; does nothing when that lifetime is 0. When the cache then
-    /// holds more than ``Limits/maximumEntries``, expired entries or the least recently used one go.
+    /// The fresh entry for `name` and `family`, positive (source ``Resolution/Source/cache``) or negative
+    /// (``Resolution/Source/negativeCache``), with the seconds it has left and its age on the cache's
+    /// monotonic clock (rounded down), or `nil`. A DNS server gives out each record's TTL less `age`.
+    public func lookupDetailed(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
+        let now = clock.nanoseconds()
+        guard case .fresh(let entry) = find(name, family: family, now: now) else { return nil }
+        return outcome(of: entry, now: now)
+    }
+
+    /// Looks up `name` and `family` at `now`, counting the lookup unless `counting` is false; an entry
+    /// past its keeping time is removed.
+    func find(_ name: HostName, family: AddressFamily, now: UInt64, counting: Bool = true) -> CacheShard.Lookup {
+        let key = CacheShard.Key(name, family)
+        return shards[Self.shardIndex(for: name)].table.withLock { table in
+            let found = table.lookup(key, now: now, counting: counting)
+            if case .removed = found { total.subtract(1, ordering: .relaxed) }
+            return found
+        }
+    }
+
+    /// A fresh entry's answer at `now`.
+    func outcome(of entry: CacheShard.Entry, now: UInt64) -> ResolutionOutcome {
+        let ttlLeft = UInt32(clamping: (entry.expiresAt &- now) / 1_000_000_000)
+        let age = UInt32(clamping: (entry.lifetime - min(entry.lifetime, entry.expiresAt &- now)) / 1_000_000_000)
+        switch entry.content {
+        case .positive(let resolution):
+            return ResolutionOutcome(answer: .addresses(resolution), ttlLeft: ttlLeft, age: age)
+        case .negative(let negative):
+            return ResolutionOutcome(answer: .negative(negative), ttlLeft: ttlLeft, age: age)
+        }
+    }
+
+    /// An expired positive entry served stale (RFC 8767 §4): source ``Resolution/Source/stale``, every
+    /// record's TTL ``Policy/staleTTL``; `nil` for a negative entry.
+    func staleOutcome(of entry: CacheShard.Entry) -> ResolutionOutcome? {
+        guard case .positive(let resolution) = entry.content else { return nil }
+        return ResolutionOutcome(answer: .addresses(resolution.stale(ttl: policy.staleTTL)), ttlLeft: policy.staleTTL,
+                                 age: 0)
+    }
+
+    /// Counts a stale answer given to a caller.
+    func countStaleServed() {
+        staleServed.add(1, ordering: .relaxed)
+    }
+
+    /// Counts a background refresh started.
+    func countRefresh() {
+        refreshes.add(1, ordering: .relaxed)
+    }
+
+    /// Nanoseconds after a failed refresh until the next may start.
+    var refreshRetryNanoseconds: UInt64 { UInt64(policy.refreshRetryInterval) * 1_000_000_000 }
+
+    // MARK: Stores
+
+    /// Seconds the cache keeps `outcome`, an answer just received, fresh: what ``store(_:family:)`` or
+    /// ``store(_:)`` would give it; 0 when it would not keep it.
+    func lifetime(of outcome: ResolutionOutcome) -> UInt32 {
+        switch outcome.answer {
+        case .addresses(let resolution):
+            resolution.source == .upstream ? limits.lifetime(for: resolution.ttl) : 0
+        case .negative(let negative):
+            negative.source == .upstream ? min(negative.ttl, limits.maximumNegativeTTL) : 0
+        }
+    }
+
+    /// Keeps `resolution` for its clamped TTL (and, expired, ``Policy/maximumStale`` more to be served
+    /// stale); does nothing when that lifetime is 0 or the answer did not come from a trusted upstream
+    /// (source ``Resolution/Source/upstream`` or ``Resolution/Source/cache``). Replaces the entry for the
+    /// same name and family, negative ones included. When the cache then holds more than
+    /// ``Limits/maximumEntries``, expired entries or the least recently used one go.
     public func store(_ resolution: Resolution, family: AddressFamily) {
         let lifetime = limits.lifetime(for: resolution.ttl)
-        // Untrusted answers are never cached; a limit of 0 caches nothing.
-        guard lifetime > 0, resolution.source != .untrusted, limits.maximumEntries > 0 else { return }
+        // Untrusted, literal, pinned and stale answers are never cached; a limit of 0 caches nothing.
+        guard lifetime > 0, resolution.source == .upstream || resolution.source == .cache, limits.maximumEntries > 0
+        else { return }
         let now = clock.nanoseconds()
-        let entry = CacheShard.Entry(resolution: resolution.from(.cache), family: family,
-                                     expiresAt: now + UInt64(lifetime) * 1_000_000_000)
-        let home = Self.shardIndex(for: resolution.name)
+        let expiresAt = now + UInt64(lifetime) * 1_000_000_000
+        let refreshAt = refreshFraction.map { now + UInt64(Double(lifetime) * $0 * 1e9) } ?? .max
+        let entry = CacheShard.Entry(content: .positive(resolution.from(.cache)), family: family,
+                                     lifetime: UInt64(lifetime) * 1_000_000_000,
+                                     expiresAt: expiresAt,
+                                     keepUntil: expiresAt + UInt64(policy.maximumStale) * 1_000_000_000,
+                                     refreshAt: refreshAt)
+        place(entry, home: Self.shardIndex(for: resolution.name), now: now)
+    }
+
+    /// Keeps `negative` for the smaller of its SOA record's TTL and MINIMUM (RFC 2308 §5), at most
+    /// ``Limits/maximumNegativeTTL``, so that the name and family are not asked again meanwhile.
+    ///
+    /// The answer replaces whatever was cached for its name and family, so no older addresses, fresh or
+    /// stale, outlive it; NXDOMAIN (the name has no records at all) also removes what is cached for the
+    /// name's other families. An answer without an SOA record or with a lifetime of 0 is not kept, but
+    /// still removes those entries. An answer that did not come from a trusted upstream (a source other
+    /// than ``Resolution/Source/upstream``: the untrusted fallback, a literal) changes nothing.
+    public func store(_ negative: NegativeAnswer) {
+        guard negative.source == .upstream else { return }
+        let lifetime = min(negative.ttl, limits.maximumNegativeTTL)
+        let key = CacheShard.Key(negative.name, negative.family)
+        let now = clock.nanoseconds()
+        let home = Self.shardIndex(for: negative.name)
+        // The name's other families live in the same shard.
+        let others = negative.kind == .nxdomain
+            ? AddressFamily.allCases.filter { $0 != negative.family }.map { CacheShard.Key(negative.name, $0) } : []
+        let keep = lifetime > 0 && limits.maximumEntries > 0
+        shards[home].table.withLock { table in
+            for other in others where table.remove(other) { total.subtract(1, ordering: .relaxed) }
+            if !keep, table.remove(key) { total.subtract(1, ordering: .relaxed) }
+        }
+        guard keep else { return }
+        let expiresAt = now + UInt64(lifetime) * 1_000_000_000
+        let entry = CacheShard.Entry(content: .negative(negative.from(.negativeCache)), family: negative.family,
+                                     lifetime: UInt64(lifetime) * 1_000_000_000, expiresAt: expiresAt, keepUntil: expiresAt,
+                                     refreshAt: .max)
+        place(entry, home: home, now: now)
+    }
+
+    /// Stores `entry` in shard `home` (its name's), then makes room when the cache holds more than the
+    /// limit.
+    private func place(_ entry: CacheShard.Entry, home: Int, now: UInt64) {
         let roomMade = shards[home].table.withLock { table -> Bool in
             guard table.insert(entry) else { return true }  // replaced: the count is unchanged
             // Decided under the lock, so each store that takes the count past the limit removes one.
@@ -117,10 +298,88 @@ public final class ResolutionCache: Sendable {
         }
     }
 
+    // MARK: Saving and restoring (the cache file)
+
+    /// One entry as a cache file keeps it: the answer (its `receivedAt` is the wall-clock receive time)
+    /// and the family it answers.
+    struct SavedEntry: Sendable, Hashable {
+        let answer: ResolutionOutcome.Answer
+        let family: AddressFamily
+    }
+
+    /// Every entry held, fresh or kept to be served stale, least recently used first within each shard.
+    func savedEntries() -> [SavedEntry] {
+        var saved: [SavedEntry] = []
+        for shard in shards {
+            for entry in shard.table.withLock({ $0.entriesOldestFirst }) {
+                switch entry.content {
+                case .positive(let resolution): saved.append(SavedEntry(answer: .addresses(resolution), family: entry.family))
+                case .negative(let negative): saved.append(SavedEntry(answer: .negative(negative), family: entry.family))
+                }
+            }
+        }
+        return saved
+    }
+
+    /// Stores `saved`, received `age` seconds ago (on the wall clock), for what is left of the lifetime
+    /// this cache would give it: fresh while some is left; a positive answer past it comes back expired,
+    /// to be served stale only under the serve-stale rules, while within ``Policy/maximumStale``; anything
+    /// older, and an answer this cache would not keep, is dropped.
+    ///
+    /// - Returns: Whether the entry was stored.
+    @discardableResult
+    func restore(_ saved: SavedEntry, age: UInt64) -> Bool {
+        guard limits.maximumEntries > 0 else { return false }
+        let content: CacheShard.Entry.Content
+        let lifetime: UInt64
+        let stale: UInt64
+        let name: HostName
+        let positive: Bool
+        switch saved.answer {
+        case .addresses(let resolution):
+            content = .positive(resolution.from(.cache))
+            lifetime = UInt64(limits.lifetime(for: resolution.ttl))
+            stale = UInt64(policy.maximumStale)
+            name = resolution.name
+            positive = true
+        case .negative(let negative):
+            content = .negative(negative.from(.negativeCache))
+            lifetime = UInt64(min(negative.ttl, limits.maximumNegativeTTL))
+            stale = 0
+            name = negative.name
+            positive = false
+        }
+        guard lifetime > 0, age < lifetime + stale else { return false }
+        let now = clock.nanoseconds()
+        let second: UInt64 = 1_000_000_000
+        let expiresAt = age < lifetime ? now + (lifetime - age) * second : now
+        // The refresh-ahead point, counted back from the expiry; one already passed is due now.
+        let refreshAt = !positive ? .max : refreshFraction.map { fraction in
+            let beforeExpiry = UInt64(Double(lifetime) * (1 - fraction) * 1e9)
+            return expiresAt - min(expiresAt, beforeExpiry)
+        } ?? .max
+        let entry = CacheShard.Entry(content: content, family: saved.family, lifetime: lifetime * second, expiresAt: expiresAt,
+                                     keepUntil: now + (lifetime + stale - age) * second, refreshAt: refreshAt)
+        place(entry, home: Self.shardIndex(for: name), now: now)
+        return true
+    }
+
+    // MARK: Flushing and counting
+
+    /// Removes every entry for `name`, every family, positive and negative (a flush). A resolution of the
+    /// name already running stores its answer when it ends.
+    public func remove(_ name: HostName) {
+        shards[Self.shardIndex(for: name)].table.withLock { table in
+            for family in AddressFamily.allCases where table.remove(CacheShard.Key(name, family)) {
+                total.subtract(1, ordering: .relaxed)
+            }
+        }
+    }
+
     /// The number of entries held, fresh or not yet removed.
     public var count: Int { shards.reduce(0) { sum, shard in sum + shard.table.withLock { $0.count } } }
 
-    /// Drops every entry.
+    /// Drops every entry (a flush of everything).
     public func removeAll() {
         for shard in shards {
             shard.table.withLock { table in
@@ -128,5 +387,20 @@ public final class ResolutionCache: Sendable {
                 table.removeAll()
             }
         }
+    }
+
+    /// The entry count and the counters since the cache was made.
+    public var statistics: Statistics {
+        var statistics = Statistics(staleServed: staleServed.load(ordering: .relaxed),
+                                    refreshes: refreshes.load(ordering: .relaxed))
+        for shard in shards {
+            shard.table.withLock { table in
+                statistics.entries += table.count
+                statistics.hits += table.hits
+                statistics.negativeHits += table.negativeHits
+                statistics.misses += table.misses
+            }
+        }
+        return statistics
     }
 }

@@ -11,11 +11,21 @@ public struct Resolution: Sendable, Hashable {
     public enum Source: String, Sendable, Hashable {
         /// Received from a trusted upstream just now.
         case upstream
-        /// Served from HostPin's cache; `ttl` and `receivedAt` are those of the original answer.
+        /// Served from HostPin's cache while fresh; `ttl` and `receivedAt` are those of the original answer.
         case cache
+        /// Served from HostPin's cache after its TTL ran out, because no trusted upstream answered
+        /// (serve-stale, RFC 8767 §4): every record's TTL is the stale TTL (30 seconds by default,
+        /// ``ResolutionCache/Policy/staleTTL``); `receivedAt` is that of the original answer.
+        case stale
+        /// A negative answer (NXDOMAIN, NODATA) served from HostPin's cache (RFC 2308 §5); only a
+        /// ``NegativeAnswer`` carries it.
+        case negativeCache
+        /// Addresses a `pin` rule gives for the name: no query was sent.
+        case pinned
         /// Answered from the name itself: an IP literal, or `localhost` (RFC 6761 §6.3). No query was sent.
         case literal
-        /// Received from a resolver the caller did not trust (the system's or `--local`), for comparison.
+        /// Received from a resolver the caller did not trust: the system's or `--local` (for comparison), or
+        /// the opted-in fallback after every trusted upstream failed. Never cached.
         case untrusted
     }
 
@@ -61,6 +71,13 @@ public struct Resolution: Sendable, Hashable {
     func from(_ source: Source) -> Resolution {
         Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream, source: source,
                    receivedAt: receivedAt)
+    }
+
+    /// The same answer served stale (RFC 8767 §4): source ``Source/stale``, every record's TTL `ttl`.
+    func stale(ttl: UInt32) -> Resolution {
+        Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: ttl) },
+                   cnames: cnames.map { CNAMERecord(alias: $0.alias, target: $0.target, ttl: ttl) },
+                   upstream: upstream, source: .stale, receivedAt: receivedAt)
     }
 
     /// The answer for an IP literal or for `localhost` (RFC 6761 §6.3: 127.0.0.1 and ::1), made without a

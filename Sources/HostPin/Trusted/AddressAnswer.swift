@@ -7,10 +7,12 @@ enum AddressAnswer: Sendable, Hashable {
     /// `cnames` is empty), each with its own TTL.
     case addresses([ResolvedAddress], cnames: [CNAMERecord])
     /// NOERROR without an address of the type asked for (RFC 2308 §2.2), with the zone's SOA from the
-    /// authority section when the upstream sent it (RFC 2308 §3).
-    case nodata(soa: SOARecord?)
-    /// RCODE 3, the name does not exist (RFC 2308 §2.1), with the zone's SOA when sent.
-    case nxdomain(soa: SOARecord?)
+    /// authority section when the upstream sent it (RFC 2308 §3) and the CNAME chain that led to the name
+    /// without data.
+    case nodata(soa: SOARecord?, cnames: [CNAMERecord] = [])
+    /// RCODE 3, the name does not exist (RFC 2308 §2.1), with the zone's SOA when sent and the CNAME
+    /// chain that led to the name that does not exist.
+    case nxdomain(soa: SOARecord?, cnames: [CNAMERecord] = [])
     /// The upstream failed this query; the next upstream may do better.
     case failed(UpstreamFailure.Reason)
     /// For both families: the addresses of one, while the other family's query failed with `failure`. The
@@ -47,7 +49,7 @@ enum AddressAnswer: Sendable, Hashable {
             }
             let soa = Self.soa(for: canonicalName, in: reply.authority)
             guard reply.rcode == 0 else {
-                self = .nxdomain(soa: soa)
+                self = .nxdomain(soa: soa, cnames: cnames)
                 return
             }
             let addresses = reply.answers.compactMap { record -> ResolvedAddress? in
@@ -56,7 +58,7 @@ enum AddressAnswer: Sendable, Hashable {
                 else { return nil }
                 return ResolvedAddress(address: address, ttl: record.ttl)
             }
-            self = addresses.isEmpty ? .nodata(soa: soa) : .addresses(addresses, cnames: cnames)
+            self = addresses.isEmpty ? .nodata(soa: soa, cnames: cnames) : .addresses(addresses, cnames: cnames)
         case 2: self = .failed(.servfail)
         case 5: self = .failed(.refused)
         default: self = .failed(.badResponse)
@@ -84,10 +86,12 @@ enum AddressAnswer: Sendable, Hashable {
     /// negative answer comes from (RFC 2308 §2.1, §2.2).
     private static func soa(for name: String, in authority: [DNSReply.Record]) -> SOARecord? {
         for record in authority where record.type == .soa && record.dnsClass == DNSReply.internetClass {
-            guard case .soa(let minimum) = record.data,
+            guard case .soa(let primaryServer, let mailbox, let serial, let refresh, let retry, let expire, let minimum)
+                    = record.data,
                   record.owner.isEmpty || name == record.owner || name.hasSuffix("." + record.owner)
             else { continue }
-            return SOARecord(zone: record.owner, ttl: record.ttl, minimum: minimum)
+            return SOARecord(zone: record.owner, ttl: record.ttl, primaryServer: primaryServer, mailbox: mailbox,
+                             serial: serial, refresh: refresh, retry: retry, expire: expire, minimum: minimum)
         }
         return nil
     }
@@ -95,7 +99,7 @@ enum AddressAnswer: Sendable, Hashable {
     /// The answer for both families from the A answer `a` and the AAAA answer `aaaa`: the addresses of both
     /// (A first) with each CNAME link once; with a failure on one side, the other side's addresses as
     /// `.partial`, else the failure (A's first); one side's addresses; NXDOMAIN when both say so; else
-    /// NODATA.
+    /// NODATA. A negative answer keeps the first SOA and each CNAME link of either side once.
     static func combining(_ a: AddressAnswer, _ aaaa: AddressAnswer) -> AddressAnswer {
         switch (a, aaaa) {
         case (.addresses(let v4, let chain), .addresses(let v6, let more)):
@@ -107,27 +111,26 @@ enum AddressAnswer: Sendable, Hashable {
         case (_, .failed), (_, .partial): return aaaa
         case (.addresses, _): return a
         case (_, .addresses): return aaaa
-        case (.nxdomain, .nxdomain): return a
-        case (.nodata, _), (_, .nodata): return .nodata(soa: a.soa ?? aaaa.soa)
+        case (.nxdomain, .nxdomain):
+            return .nxdomain(soa: a.soa ?? aaaa.soa, cnames: a.cnames + aaaa.cnames.filter { !a.cnames.contains($0) })
+        case (.nodata, _), (_, .nodata):
+            return .nodata(soa: a.soa ?? aaaa.soa, cnames: a.cnames + aaaa.cnames.filter { !a.cnames.contains($0) })
         }
     }
 
     /// The SOA a negative answer carries.
     private var soa: SOARecord? {
         switch self {
-        case .nodata(let soa), .nxdomain(let soa): soa
+        case .nodata(let soa, _), .nxdomain(let soa, _): soa
         case .addresses, .failed, .partial: nil
         }
     }
-}
 
-/// The SOA record of a negative answer's authority section: the zone and how long the answer may be
-/// cached, which is the smaller of `ttl` and `minimum` (RFC 2308 §5).
-struct SOARecord: Sendable, Hashable {
-    /// The zone's name, the record's owner.
-    let zone: String
-    /// The SOA record's own TTL in seconds.
-    let ttl: UInt32
-    /// The SOA's MINIMUM field in seconds.
-    let minimum: UInt32
+    /// The CNAME chain of an answer; empty for a failure.
+    private var cnames: [CNAMERecord] {
+        switch self {
+        case .addresses(_, let cnames), .nodata(_, let cnames), .nxdomain(_, let cnames), .partial(_, let cnames, _): cnames
+        case .failed: []
+        }
+    }
 }

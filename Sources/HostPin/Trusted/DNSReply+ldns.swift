@@ -66,9 +66,16 @@ extension DNSReply {
             return .canonicalName(target)
         case .soa:
             // MNAME, RNAME, SERIAL, REFRESH, RETRY, EXPIRE, MINIMUM (RFC 1035 §3.3.13).
-            guard ldns_rr_rd_count(rr) == 7, let minimum = ldns_rr_rdf(rr, 6), ldns_rdf_size(minimum) == 4
+            guard ldns_rr_rd_count(rr) == 7, let primaryServer = name(ldns_rr_rdf(rr, 0)),
+                  let mailbox = name(ldns_rr_rdf(rr, 1))
             else { return nil }
-            return .soa(minimum: ldns_rdf2native_int32(minimum))
+            var numbers: [UInt32] = []
+            for index in 2..<7 {
+                guard let field = ldns_rr_rdf(rr, index), ldns_rdf_size(field) == 4 else { return nil }
+                numbers.append(ldns_rdf2native_int32(field))
+            }
+            return .soa(primaryServer: primaryServer, mailbox: mailbox, serial: numbers[0], refresh: numbers[1],
+                        retry: numbers[2], expire: numbers[3], minimum: numbers[4])
         default:
             return .other
         }

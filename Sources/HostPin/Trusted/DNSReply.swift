@@ -30,8 +30,10 @@ struct DNSReply: Sendable, Hashable {
         case address(IPAddress)
         /// CNAME: the canonical name.
         case canonicalName(String)
-        /// SOA: its MINIMUM field, the TTL of negative answers from the zone (RFC 2308 §4, §5).
-        case soa(minimum: UInt32)
+        /// SOA (RFC 1035 §3.3.13): MNAME, RNAME, SERIAL, REFRESH, RETRY, EXPIRE, and MINIMUM, the TTL of
+        /// negative answers from the zone (RFC 2308 §4, §5). A negative answer passes it on whole.
+        case soa(primaryServer: String, mailbox: String, serial: UInt32, refresh: UInt32, retry: UInt32,
+                 expire: UInt32, minimum: UInt32)
         case other
     }
 

@@ -95,10 +95,18 @@ public final class TrustedResolver: HostResolver {
     ///   (listing the failures so far, the upstream still being asked as a timeout), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
-        if let literal = Resolution.literal(for: name, family: family) {
-            guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
-            return literal
-        }
+        try await resolveDetailed(name, family: family).get()
+    }
+
+    /// Resolves `name` as ``resolve(_:family:)`` does, returning NXDOMAIN and NODATA as a
+    /// ``NegativeAnswer`` with the zone's SOA record and the CNAME chain, `ttlLeft` the answer's TTL
+    /// (``NegativeAnswer/ttl`` for a negative one; 0 for IP literals and `localhost`).
+    ///
+    /// - Throws: as ``resolve(_:family:)``, except `.nxdomain` and `.nodata`.
+    public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+        -> ResolutionOutcome
+    {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         // No sleeping timer task: the resolution runs in this task (with one child per family for `any`),
         // and the resolver's one budget timer ends the exchanges it waits for when the budget runs out first.
         let attempts = Attempts()
@@ -111,7 +119,7 @@ public final class TrustedResolver: HostResolver {
 
     private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts,
                               deadline: ResolutionDeadline) async
-        -> Result<Resolution, ResolutionError>
+        -> Result<ResolutionOutcome, ResolutionError>
     {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
@@ -122,9 +130,9 @@ public final class TrustedResolver: HostResolver {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
             switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline) {
-            case .answered(let result):
+            case .answered(let outcome):
                 health.recordSuccess(index)
-                return result
+                return .success(outcome)
             case .failed(let failure, let partial):
                 health.recordFailure(index)
                 attempts.record(failure)
@@ -133,24 +141,37 @@ public final class TrustedResolver: HostResolver {
                 return .failure(.cancelled)
             }
         }
-        if let lastResort { return .success(lastResort) }
+        if let lastResort { return .success(.received(lastResort)) }
         if let fallback, let server = configuration.untrustedFallback {
             attempts.begin(server, index: nil)
             switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
-            case .answered(.success(let answer)), .failed(_, let answer?):
-                // No trusted answer to compare with: refused when it speaks for itself as a hijack.
-                let reasons = configuration.untrustedFallbackDetector.hijackReasons(unverified: answer)
-                guard reasons.isEmpty else {
-                    attempts.record(UpstreamFailure(upstream: server, reason: .hijackedAnswer(reasons)))
+            case .answered(let outcome):
+                guard case .addresses(let answer) = outcome.answer else { return .success(outcome) }
+                if let refused = Self.refusal(of: answer, from: server, by: configuration.untrustedFallbackDetector) {
+                    attempts.record(refused)
                     break
                 }
-                return .success(answer)
-            case .answered(let result): return result
+                return .success(outcome)
+            case .failed(_, let partial?):
+                if let refused = Self.refusal(of: partial, from: server, by: configuration.untrustedFallbackDetector) {
+                    attempts.record(refused)
+                    break
+                }
+                return .success(.received(partial))
             case .failed(let failure, nil): attempts.record(failure)
             case .cancelled: return .failure(.cancelled)
             }
         }
         return .failure(.upstreamsFailed(attempts.failures))
+    }
+
+    /// The failure to record instead of handing out the untrusted fallback's `answer` when it speaks for
+    /// itself as a hijack (no trusted answer to compare with); `nil` when it may be used.
+    private static func refusal(of answer: Resolution, from server: Upstream, by detector: HijackDetector)
+        -> UpstreamFailure?
+    {
+        let reasons = detector.hijackReasons(unverified: answer)
+        return reasons.isEmpty ? nil : UpstreamFailure(upstream: server, reason: .hijackedAnswer(reasons))
     }
 
     /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
@@ -171,7 +192,7 @@ public final class TrustedResolver: HostResolver {
     /// How one query at one upstream ended.
     private enum Outcome {
         /// The upstream answered: addresses, NXDOMAIN or NODATA. The resolution ends here.
-        case answered(Result<Resolution, ResolutionError>)
+        case answered(ResolutionOutcome)
         /// The upstream failed; the next one may do better. `partial` holds the addresses of one family
         /// when only the other family's query failed.
         case failed(UpstreamFailure, partial: Resolution?)
@@ -183,10 +204,14 @@ public final class TrustedResolver: HostResolver {
                             deadline: ResolutionDeadline? = nil) async -> Outcome {
         switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline) {
         case .addresses(let addresses, let cnames):
-            .answered(.success(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
-                                          source: source, receivedAt: Date())))
-        case .nodata: .answered(.failure(.nodata(name, family)))
-        case .nxdomain: .answered(.failure(.nxdomain(name)))
+            .answered(.received(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
+                                           source: source, receivedAt: Date())))
+        case .nodata(let soa, let cnames):
+            .answered(.received(NegativeAnswer(name: name, family: family, kind: .nodata, cnames: cnames, soa: soa,
+                                               upstream: upstream, source: source, receivedAt: Date())))
+        case .nxdomain(let soa, let cnames):
+            .answered(.received(NegativeAnswer(name: name, family: family, kind: .nxdomain, cnames: cnames, soa: soa,
+                                               upstream: upstream, source: source, receivedAt: Date())))
         case .failed(let reason): .failed(UpstreamFailure(upstream: upstream, reason: reason), partial: nil)
         case .partial(let addresses, let cnames, let reason):
             .failed(UpstreamFailure(upstream: upstream, reason: reason),

@@ -1,0 +1,191 @@
+import Foundation
+import HostPin
+
+/// The cache options of the commands that keep a cache (`--cache-file`, `--max-stale`, and for the
+/// long-running ones `--preresolve`), parsed in one place, and what they do at start and at exit.
+struct CacheOptions: Sendable {
+    /// `--cache-file FILE`: loaded at start, written every ``savePeriod`` and at a clean exit.
+    let cacheFile: String?
+    /// `--max-stale SECONDS`: how long an expired answer may be served stale; 0 turns serve-stale off.
+    let maximumStale: UInt32
+    /// `--preresolve FILE`: names resolved into the cache before the command starts serving.
+    let preresolve: [HostName]
+
+    /// `--max-stale` when not given: the library's default (one day).
+    static let defaultMaximumStale = ResolutionCache.Policy().maximumStale
+    /// The range `--max-stale` accepts: up to a year.
+    static let maximumStaleRange: ClosedRange<UInt32> = 0...31_536_000
+    /// How often a long-running command writes its cache file.
+    static let savePeriod: Duration = .seconds(300)
+    /// The largest `--preresolve` file read.
+    static let preresolveLimit = 16 << 20
+
+    /// The help lines for these options; `preresolve` adds `--preresolve`.
+    static func helpLines(preresolve: Bool, width: Int) -> String {
+        func option(_ name: String) -> String { "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) }
+        let indent = String(repeating: " ", count: width + 2)
+        var lines = [
+            option("--cache-file FILE") + "Start with the answers saved in FILE and save them there again"
+                + (preresolve ? " every \(Int(savePeriod.components.seconds / 60)) minutes and" : "") + " at exit",
+            indent + "(written whole to a temporary file, then renamed). Entries past their TTL come",
+            indent + "back stale; a damaged or foreign FILE is reported, kept as FILE.bad, and the",
+            indent + "cache starts empty.",
+            option("--max-stale SECONDS") + "Serve an expired answer, marked stale with TTL 30, for up to SECONDS after",
+            indent + "its TTL when no upstream answers (RFC 8767; default \(defaultMaximumStale), one day; 0 never).",
+        ]
+        if preresolve {
+            lines += [
+                option("--preresolve FILE") + "Resolve the names in FILE (one per line; # comments) into the cache",
+                indent + "before serving, so their first use sends no query.",
+            ]
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Takes `--cache-file`, `--max-stale` and, when `acceptsPreresolve`, `--preresolve` from `parser`.
+    /// The `--preresolve` file is read now: an unreadable file or an invalid name in it is a usage error.
+    init(parsing parser: inout OptionParser, acceptsPreresolve: Bool) throws(UsageError) {
+        cacheFile = try parser.values("--cache-file") { path throws(UsageError) in
+            guard !path.isEmpty else { throw .invalidValue(option: "--cache-file", reason: "the file name is empty") }
+            return path
+        }.last
+        maximumStale = try parser.values("--max-stale") { text throws(UsageError) in
+            guard text.allSatisfy(\.isASCII), let seconds = UInt32(text), Self.maximumStaleRange.contains(seconds) else {
+                throw .invalidValue(option: "--max-stale",
+                                    reason: "'\(text)' is not a whole number of seconds from 0 to \(Self.maximumStaleRange.upperBound)")
+            }
+            return seconds
+        }.last ?? Self.defaultMaximumStale
+        if acceptsPreresolve, let path = try parser.values("--preresolve", { $0 }).last {
+            preresolve = try Self.names(in: path)
+        } else {
+            preresolve = []
+        }
+    }
+
+    /// The names of a `--preresolve` file: one per line, blanks around it, blank lines and lines
+    /// starting with `#` ignored; repeats once.
+    private static func names(in path: String) throws(UsageError) -> [HostName] {
+        try InputFile.checkReadable(path, option: "--preresolve")
+        let text: String
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if let size = attributes[.size] as? Int, size > preresolveLimit {
+                throw UsageError.unreadableFile(option: "--preresolve", path: path,
+                                                reason: "it is larger than \(preresolveLimit >> 20) MiB")
+            }
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw .unreadableFile(option: "--preresolve", path: path, reason: "it is not UTF-8 text")
+        }
+        var names: [HostName] = []
+        var seen = Set<HostName>()
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let entry = line.trimmingCharacters(in: .whitespaces)
+            guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
+            do throws(ResolutionError) {
+                let name = try HostName.parse(entry)
+                if seen.insert(name).inserted { names.append(name) }
+            } catch {
+                let reason = if case .badName(_, let problem) = error { "\(problem)" } else { error.description }
+                throw .invalidValue(option: "--preresolve",
+                                    reason: "line \(number + 1) of \(path): '\(entry)' is not a valid host name: \(reason)")
+            }
+        }
+        return names
+    }
+
+    /// The cache these options ask for, holding at most `maximumEntries` answers.
+    ///
+    /// - Parameter refreshAhead: Refresh entries used late in their TTL in the background (the library's
+    ///   default, 0.8 of it): for commands that keep running; a one-shot command asks again only once an
+    ///   answer has expired.
+    func makeCache(maximumEntries: Int = ResolutionCache.Limits().maximumEntries, refreshAhead: Bool) -> ResolutionCache {
+        var policy = ResolutionCache.Policy(maximumStale: maximumStale)
+        if !refreshAhead { policy.refreshAhead = 0 }
+        return ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: maximumEntries), policy: policy)
+    }
+
+    /// Loads the cache file into `resolver`'s cache (a damaged one is reported in one line, kept aside as
+    /// FILE.bad, and the cache starts empty), then pre-resolves the `--preresolve` names for `family`.
+    ///
+    /// - Parameter periodicSaving: Write the cache file every ``savePeriod`` until ``CacheKeeper/finish()``.
+    /// - Returns: What writes the cache file from now on; `nil` without `--cache-file`.
+    func start(_ resolver: CachingResolver, family: AddressFamily, periodicSaving: Bool) async -> CacheKeeper? {
+        if let cacheFile {
+            let cache = resolver.cache
+            // The body throws nothing: `try?` only satisfies the signature.
+            let loaded = try? await Blocking.run { () -> Result<CacheFile.LoadReport, CacheFileError> in
+                do throws(CacheFileError) {
+                    return .success(try CacheFile.load(from: cacheFile, into: cache))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if case .failure(let error)? = loaded {
+                switch error {
+                case .unreadable(.missing):
+                    break  // the first run: nothing saved yet
+                case .foreign, .damaged, .unsupportedVersion, .unreadable:
+                    let aside = cacheFile + ".bad"
+                    let kept = rename(cacheFile, aside) == 0
+                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache"
+                                  + (kept ? " (the file is kept as \(aside))" : ""))
+                case .unwritable:
+                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache")
+                }
+            }
+        }
+        if !preresolve.isEmpty {
+            let failed = await resolver.preresolve(preresolve, family: family).filter {
+                if case .failure = $0 { true } else { false }
+            }.count
+            Console.error("pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
+                          + (failed > 0 ? " (\(failed) failed: no upstream answered)" : ""))
+        }
+        guard let cacheFile else { return nil }
+        return CacheKeeper(cache: resolver.cache, path: cacheFile, period: periodicSaving ? Self.savePeriod : nil)
+    }
+}
+
+/// Writes a cache to its file: every `period` while the command runs, and once more at ``finish()``.
+/// Each write runs on a thread of its own (it blocks on the disk); a failed one is reported in one line.
+final class CacheKeeper: Sendable {
+    private let cache: ResolutionCache
+    private let path: String
+    private let periodic: Task<Void, Never>?
+
+    init(cache: ResolutionCache, path: String, period: Duration?) {
+        self.cache = cache
+        self.path = path
+        periodic = period.map { period in
+            Task { [cache, path] in
+                while (try? await Task.sleep(for: period)) != nil {
+                    await Self.save(cache, to: path)
+                }
+            }
+        }
+    }
+
+    /// Stops the periodic writes and writes the cache once more.
+    func finish() async {
+        periodic?.cancel()
+        await periodic?.value
+        await Self.save(cache, to: path)
+    }
+
+    private static func save(_ cache: ResolutionCache, to path: String) async {
+        // The body throws nothing: `try?` only satisfies the signature.
+        let failure = try? await Blocking.run { () -> CacheFileError? in
+            do throws(CacheFileError) {
+                try CacheFile.save(cache, to: path)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { Console.error("hostpin: \(path): \(failure)") }
+    }
+}
