@@ -12,7 +12,7 @@ enum DNSClient {
     /// receive buffer on a loaded machine, the server's rate limit).
     ///
     /// - Throws: ``NoAnswer`` when nothing arrives within `timeout`.
-    static func udp(_ query: [UInt8], to server: SocketAddress, timeout: Duration = .seconds(5)) async throws -> [UInt8] {
+    static func udp(_ query: [UInt8], to server: SocketAddress, timeout: Duration = .seconds(20)) async throws -> [UInt8] {
         let socket = try DatagramSocket(binding: SocketAddress(address: server.address, port: 0))
         defer {
             socket.shutdown()
@@ -37,7 +37,7 @@ enum DNSClient {
 
     /// Sends every query of `queries` over one TCP connection at once (pipelined), then reads
     /// `queries.count` responses in the order they arrive.
-    static func tcp(_ queries: [[UInt8]], to server: SocketAddress, timeout: Duration = .seconds(5)) async throws -> [[UInt8]] {
+    static func tcp(_ queries: [[UInt8]], to server: SocketAddress, timeout: Duration = .seconds(20)) async throws -> [[UInt8]] {
         let channel = try await SocketChannel.connect(to: server, deadline: .after(timeout))
         defer { channel.close() }
         try await channel.write(queries.flatMap(TCPFrames.frame), deadline: .after(timeout))
@@ -45,7 +45,7 @@ enum DNSClient {
     }
 
     /// Reads `count` framed responses from `channel`.
-    static func read(_ count: Int, from channel: SocketChannel, timeout: Duration = .seconds(5)) async throws -> [[UInt8]] {
+    static func read(_ count: Int, from channel: SocketChannel, timeout: Duration = .seconds(20)) async throws -> [[UInt8]] {
         var frames = TCPFrames()
         var responses: [[UInt8]] = []
         let deadline = ContinuousClock.Instant.after(timeout)
