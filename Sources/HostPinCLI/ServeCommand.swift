@@ -11,7 +11,8 @@ struct ServeCommand: Subcommand {
     static let usage = "hostpin serve [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
-        + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS]"
+        + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
+        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -21,8 +22,9 @@ struct ServeCommand: Subcommand {
         Programs that use the system's resolver reach the trusted upstreams through it: name the stub
         in /etc/resolv.conf (nameserver 127.0.0.53, with --dns-listen 127.0.0.53:53). A and AAAA are
         answered from the trusted cache with their CNAME chain and the TTL left; NXDOMAIN and NODATA as
-        the upstreams say; ANY with one HINFO record (RFC 8482); other types (MX, TXT, SRV, HTTPS, PTR,
-        ...) are forwarded to the trusted upstreams, their replies relayed and cached for their TTL.
+        the upstreams say, with the CNAME chain and the zone's SOA record (RFC 2308); ANY with one
+        HINFO record (RFC 8482); other types (MX, TXT, SRV, HTTPS, PTR, ...) are forwarded to the
+        trusted upstreams, their replies relayed and cached for their TTL.
 
         OPTIONS:
           --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
@@ -50,6 +52,9 @@ struct ServeCommand: Subcommand {
                                These three without --listen are a usage error (2).
         \(TrustedOptions.helpLines)
                                (--family applies to the proxy; DNS clients ask for A or AAAA.)
+        \(CacheOptions.helpLines(preresolve: true, width: 21))
+                               Each name's A and AAAA are pre-resolved (and, with --listen, the
+                               proxy's --family).
           -h, --help           Show this help.
 
         OUTPUT:
@@ -76,6 +81,8 @@ struct ServeCommand: Subcommand {
     let family: AddressFamily
     let rules: Rules
     let blockedAnswer: BlockedAnswer
+    /// `--cache-file`, `--max-stale`, `--preresolve`.
+    let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
@@ -99,6 +106,7 @@ struct ServeCommand: Subcommand {
             throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
         }
         let options = try TrustedOptions(parsing: &parser)
+        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -120,7 +128,14 @@ struct ServeCommand: Subcommand {
             Console.error("hostpin: \(error)")
             return .upstreamFailure
         }
-        let cache = CachingResolver(upstream: trusted)
+        let cache = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
+        // DNS clients ask for A and AAAA apart, and the cache keeps each family apart: both are
+        // pre-resolved (the one line about it counts the first), and the proxy's family when it runs.
+        let keeper = await cacheOptions.start(cache, family: .v4, periodicSaving: true)
+        let others: [AddressFamily] = proxyOptions == nil || [.v4, .v6].contains(family) ? [.v6] : [.v6, family]
+        for other in others where !cacheOptions.preresolve.isEmpty {
+            _ = await cache.preresolve(cacheOptions.preresolve, family: other)
+        }
         let server = DNSServer(configuration: dnsConfiguration,
                                responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
                                                        blockedAnswer: blockedAnswer))
@@ -132,6 +147,7 @@ struct ServeCommand: Subcommand {
                 Console.error("hostpin: choose another address with --dns-listen IP:PORT: any address of 127.0.0.0/8 "
                               + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
             }
+            await keeper?.finish()
             return .notFound
         }
         var proxy: RunningProxy?
@@ -143,12 +159,14 @@ struct ServeCommand: Subcommand {
             } catch {
                 Console.error("hostpin: \(error)")
                 await server.stop()
+                await keeper?.finish()
                 return .notFound
             }
         }
         await StopSignal.wait()
         await proxy?.stop()
         await server.stop()
+        await keeper?.finish()
         return .success
     }
 }

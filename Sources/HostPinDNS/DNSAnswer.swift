@@ -1,21 +1,22 @@
-import Foundation
 import HostPin
 
-/// What HostPin answers to one query: an RCODE and the answer section. Negative answers carry no SOA
-/// in the authority section: a ``Resolution`` failure does not keep the upstream's SOA, so clients do
-/// not cache them (RFC 2308 §5).
+/// What HostPin answers to one query: an RCODE, the answer section and the authority section (the
+/// zone's SOA record of a negative answer, RFC 2308 §3).
 struct DNSAnswer: Sendable, Hashable {
     let rcode: DNSResponseCode
     let records: [DNSRecord]
+    let authority: [DNSRecord]
 
-    init(rcode: DNSResponseCode, records: [DNSRecord] = []) {
+    init(rcode: DNSResponseCode, records: [DNSRecord] = [], authority: [DNSRecord] = []) {
         self.rcode = rcode
         self.records = records
+        self.authority = authority
     }
 
-    /// The name does not exist (RFC 2308 §2.1).
+    /// The name does not exist (RFC 2308 §2.1), said without an SOA record: a blocked name.
     static let nxdomain = DNSAnswer(rcode: .nxdomain)
-    /// The name exists without records of the type asked (NOERROR, empty answer: RFC 2308 §2.2).
+    /// The name exists without records of the type asked (NOERROR, empty answer: RFC 2308 §2.2), said
+    /// without an SOA record.
     static let nodata = DNSAnswer(rcode: .noerror)
     static let servfail = DNSAnswer(rcode: .servfail)
     static let refused = DNSAnswer(rcode: .refused)
@@ -27,26 +28,35 @@ struct DNSAnswer: Sendable, Hashable {
         DNSRecord(owner: .question, ttl: 3600, data: .hostInfo(cpu: "RFC8482", os: "")),
     ])
 
-    /// The answer for a resolution: its CNAME chain in order, then its addresses, each TTL counted down
-    /// to what remains (see ``remainingTTL(_:receivedAt:now:limits:)``).
+    /// The answer for what the resolver returned for the question's name, each TTL counted down by
+    /// ``HostPin/ResolutionOutcome/age`` on the cache's monotonic clock (see
+    /// ``remainingTTL(_:age:ceiling:)``).
+    ///
+    /// Addresses: the CNAME chain in order, then the addresses. NXDOMAIN and NODATA: the CNAME chain that
+    /// led there in the answer section, and the zone's SOA record in the authority section with the
+    /// negative answer's TTL, the smaller of the record's TTL and its MINIMUM field (RFC 2308 §3); no SOA
+    /// record when the upstream sent none (then clients do not cache the answer: RFC 2308 §5).
     ///
     /// - Parameters:
-    ///   - resolution: What the resolver returned for the question's name.
-    ///   - now: The wall-clock time of the answer.
-    ///   - limits: The cache's TTL clamps, so the TTLs given out end when the cache's copy does.
-    init(_ resolution: Resolution, now: Date, limits: ResolutionCache.Limits) {
-        var records: [DNSRecord] = []
-        var owner = DNSRecord.Owner.question
-        for cname in resolution.cnames {
-            records.append(DNSRecord(owner: owner, ttl: Self.remainingTTL(cname.ttl, receivedAt: resolution.receivedAt, now: now, limits: limits),
-                                     data: .canonicalName(cname.target)))
-            owner = .name(cname.target)
+    ///   - outcome: What ``HostPin/CachingResolver/resolveDetailed(_:family:)`` returned.
+    ///   - limits: The cache's TTL ceilings, so no client keeps a record longer than HostPin does.
+    init(_ outcome: ResolutionOutcome, limits: ResolutionCache.Limits) {
+        let age = outcome.age
+        switch outcome.answer {
+        case .addresses(let resolution):
+            let (records, owner) = Self.chain(resolution.cnames, age: age, ceiling: limits.maximumTTL)
+            self.init(rcode: .noerror, records: records + resolution.addresses.map {
+                DNSRecord(owner: owner, ttl: Self.remainingTTL($0.ttl, age: age, ceiling: limits.maximumTTL), data: .address($0.address))
+            })
+        case .negative(let negative):
+            let (records, _) = Self.chain(negative.cnames, age: age, ceiling: limits.maximumTTL)
+            let authority = negative.soa.map {
+                DNSRecord(owner: .name($0.zone), ttl: Self.remainingTTL($0.negativeTTL, age: age, ceiling: limits.maximumNegativeTTL),
+                          data: .startOfAuthority($0))
+            }
+            self.init(rcode: negative.kind == .nxdomain ? .nxdomain : .noerror, records: records,
+                      authority: authority.map { [$0] } ?? [])
         }
-        for address in resolution.addresses {
-            records.append(DNSRecord(owner: owner, ttl: Self.remainingTTL(address.ttl, receivedAt: resolution.receivedAt, now: now, limits: limits),
-                                     data: .address(address.address)))
-        }
-        self.init(rcode: .noerror, records: records)
     }
 
     /// The answer for a resolution that failed; `nil` for a cancelled one (the server is stopping: no
@@ -62,17 +72,22 @@ struct DNSAnswer: Sendable, Hashable {
         }
     }
 
-    /// The seconds left of a record's TTL: its TTL as the cache clamps it (so a client keeps it no longer
-    /// than HostPin does), less the whole seconds since the answer was received, at least 0.
-    ///
-    /// Counted on the wall clock, from ``Resolution/receivedAt``: the cache's monotonic expiry is not
-    /// visible outside it. A clock stepped back counts nothing; one stepped forward counts too much, so
-    /// clients ask again sooner, never later.
-    static func remainingTTL(_ ttl: UInt32, receivedAt: Date, now: Date, limits: ResolutionCache.Limits) -> UInt32 {
-        let lifetime = ttl == 0 ? 0 : min(max(ttl, limits.minimumTTL), limits.maximumTTL)
-        let elapsed = now.timeIntervalSince(receivedAt)
-        guard elapsed > 0 else { return lifetime }
-        guard elapsed < Double(lifetime) else { return 0 }
-        return lifetime - UInt32(elapsed.rounded(.down))
+    /// The CNAME records of `cnames`, the question's name first owner, and the owner of what follows them.
+    private static func chain(_ cnames: [CNAMERecord], age: UInt32, ceiling: UInt32) -> ([DNSRecord], DNSRecord.Owner) {
+        var records: [DNSRecord] = []
+        var owner = DNSRecord.Owner.question
+        for cname in cnames {
+            records.append(DNSRecord(owner: owner, ttl: remainingTTL(cname.ttl, age: age, ceiling: ceiling),
+                                     data: .canonicalName(cname.target)))
+            owner = .name(cname.target)
+        }
+        return (records, owner)
+    }
+
+    /// The seconds left of a record's TTL: its TTL, at most `ceiling` (the cache keeps no answer longer),
+    /// less `age`, the whole seconds the answer has been cached, at least 0.
+    static func remainingTTL(_ ttl: UInt32, age: UInt32, ceiling: UInt32) -> UInt32 {
+        let lifetime = min(ttl, ceiling)
+        return lifetime > age ? lifetime - age : 0
     }
 }

@@ -6,7 +6,8 @@ struct DNSRecord: Sendable, Hashable {
     enum Owner: Sendable, Hashable {
         /// The question's name, written exactly as the client asked it (its letter case kept).
         case question
-        /// Another name, in presentation form (`www.example.test`): a CNAME target down the chain.
+        /// Another name, in presentation form (`www.example.test`; the root is the empty string): a CNAME
+        /// target down the chain, or the zone of an SOA record.
         case name(String)
     }
 
@@ -18,12 +19,15 @@ struct DNSRecord: Sendable, Hashable {
         case canonicalName(String)
         /// HINFO (RFC 1035 §3.3.2): CPU and OS strings.
         case hostInfo(cpu: String, os: String)
+        /// SOA (RFC 1035 §3.3.13): the zone's record, in the authority section of a negative answer.
+        case startOfAuthority(SOARecord)
 
         var type: DNSType {
             switch self {
             case .address(let address): address.family == .v4 ? .a : .aaaa
             case .canonicalName: .cname
             case .hostInfo: .hinfo
+            case .startOfAuthority: .soa
             }
         }
     }

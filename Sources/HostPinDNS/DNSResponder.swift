@@ -1,4 +1,3 @@
-import Foundation
 import HostPin
 
 /// The stub's answers, without sockets: one DNS message in, its response out.
@@ -56,8 +55,7 @@ public struct DNSResponder: Sendable {
             case .resolve(let name, let family):
                 let answer: DNSAnswer
                 do throws(ResolutionError) {
-                    let resolution = try await resolver.resolve(name, family: family)
-                    answer = DNSAnswer(resolution, now: Date(), limits: resolver.cache.limits)
+                    answer = DNSAnswer(try await resolver.resolveDetailed(name, family: family), limits: resolver.cache.limits)
                 } catch {
                     guard let failure = DNSAnswer(error) else { return nil }
                     answer = failure

@@ -10,6 +10,8 @@ struct DNSType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     static let a = DNSType(rawValue: 1)
     /// The canonical name of an alias (RFC 1035 §3.3.1).
     static let cname = DNSType(rawValue: 5)
+    /// The start of a zone's authority (RFC 1035 §3.3.13).
+    static let soa = DNSType(rawValue: 6)
     /// Host information (RFC 1035 §3.3.2); the minimal answer to ANY (RFC 8482 §4.2).
     static let hinfo = DNSType(rawValue: 13)
     /// An IPv6 address (RFC 3596 §2.1).
@@ -25,6 +27,7 @@ struct DNSType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .a: "A"
         case .cname: "CNAME"
+        case .soa: "SOA"
         case .hinfo: "HINFO"
         case .aaaa: "AAAA"
         case .ixfr: "IXFR"

@@ -19,9 +19,11 @@ enum ResponseWriter {
                       udpPayloadSize: UInt16) -> [UInt8]? {
         let frame = Frame(header: header, question: question, rcode: answer.rcode.rawValue, udpPayloadSize: udpPayloadSize)
         return frame.write(limit: limit) { packet, owner in
-            for record in answer.records {
-                guard let rr = self.rr(record, question: owner) else { return false }
-                ldns_pkt_push_rr(packet, LDNS_SECTION_ANSWER, rr)
+            for (section, records) in [(LDNS_SECTION_ANSWER, answer.records), (LDNS_SECTION_AUTHORITY, answer.authority)] {
+                for record in records {
+                    guard let rr = self.rr(record, question: owner) else { return false }
+                    ldns_pkt_push_rr(packet, section, rr)
+                }
             }
             return true
         }
@@ -117,11 +119,11 @@ enum ResponseWriter {
         }
     }
 
-    /// One answer record, class IN; `nil` when ldns cannot build it.
+    /// One record, class IN; `nil` when ldns cannot build it.
     private static func rr(_ record: DNSRecord, question owner: UnsafeMutablePointer<ldns_rdf>?) -> UnsafeMutablePointer<ldns_rr>? {
         let ownerName: UnsafeMutablePointer<ldns_rdf>? = switch record.owner {
         case .question: owner.flatMap { ldns_rdf_clone($0) }
-        case .name(let name): ldns_dname_new_frm_str(name)
+        case .name(let name): dname(name)
         }
         guard let ownerName else { return nil }
         guard let rr = ldns_rr_new() else {
@@ -138,9 +140,13 @@ enum ResponseWriter {
                 [ldns_rdf_new_frm_data(address.family == .v4 ? LDNS_RDF_TYPE_A : LDNS_RDF_TYPE_AAAA, bytes.count, bytes.baseAddress)]
             }
         case .canonicalName(let target):
-            [ldns_dname_new_frm_str(target)]
+            [dname(target)]
         case .hostInfo(let cpu, let os):
             [ldns_rdf_new_frm_str(LDNS_RDF_TYPE_STR, cpu), ldns_rdf_new_frm_str(LDNS_RDF_TYPE_STR, os)]
+        case .startOfAuthority(let soa):
+            // MNAME, RNAME, SERIAL, then REFRESH, RETRY, EXPIRE and MINIMUM, which ldns types as periods.
+            [dname(soa.primaryServer), dname(soa.mailbox), ldns_native2rdf_int32(LDNS_RDF_TYPE_INT32, soa.serial)]
+                + [soa.refresh, soa.retry, soa.expire, soa.minimum].map { ldns_native2rdf_int32(LDNS_RDF_TYPE_PERIOD, $0) }
         }
         guard rdfs.allSatisfy({ $0 != nil }) else {
             rdfs.forEach { $0.map(ldns_rdf_deep_free) }
@@ -149,6 +155,12 @@ enum ResponseWriter {
         }
         for rdf in rdfs { ldns_rr_push_rdf(rr, rdf) }
         return rr
+    }
+
+    /// A domain name rdf from presentation form, the root written as the empty string; `nil` when ldns
+    /// cannot read it.
+    private static func dname(_ name: String) -> UnsafeMutablePointer<ldns_rdf>? {
+        ldns_dname_new_frm_str(name.isEmpty ? "." : name)
     }
 
     /// A domain name rdf holding `wireName` as it is (ldns compares names case-insensitively, and

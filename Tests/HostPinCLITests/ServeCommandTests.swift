@@ -62,6 +62,18 @@ import Glibc
         #expect(try await Self.dig(address, "nx.example.test").contains("status: NXDOMAIN"))
         let nodata = try await Self.dig(address, "v6only.example.test")
         #expect(nodata.contains("status: NOERROR") && nodata.contains("ANSWER: 0"))
+        // The zone's SOA in the authority section, with the negative TTL min(3600, MINIMUM 60).
+        let soa = ["example.test.", "60", "IN", "SOA", "ns.example.test.", "hostmaster.example.test.", "2024010101", "3600", "600",
+                   "86400", "60"]
+        let authority = try await Self.dig(address, "+noall", "+authority", "nx2.example.test")
+        #expect(authority.split(whereSeparator: \.isWhitespace).map(String.init) == soa)
+        // NODATA through an alias: the CNAME chain, then the SOA.
+        let chain = try await Self.dig(address, "+noall", "+answer", "+authority", "AAAA", "chain.example.test")
+        #expect(chain.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) } == [
+            ["chain.example.test.", "30", "IN", "CNAME", "alias.example.test."],
+            ["alias.example.test.", "5", "IN", "CNAME", "www.example.test."],
+            soa,
+        ])
         #expect(try await Self.dig(address, "+short", "ANY", "www.example.test") == "\"RFC8482\" \"\"\n")
     }
 
@@ -121,6 +133,34 @@ import Glibc
         let lines = result.standardOutput.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
         #expect(lines.first == ["127.0.0.10", "www.example.test"])
         #expect(lines.dropFirst().first == ["127.0.0.10", "STREAM", "www.example.test"])
+    }
+
+    @Test func preresolvedNamesAreAnsweredWithoutAQueryAndTheCacheIsSavedAtSIGTERM() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let names = directory.appendingPathComponent("names").path
+        let cacheFile = directory.appendingPathComponent("cache.json").path
+        try Data("www.example.test\nv6only.example.test\n".utf8).write(to: URL(fileURLWithPath: names))
+        let upstream = try await FaultServer(upstream: lab.trustedDNS)
+
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", "\(upstream.address)",
+                                           "--preresolve", names, "--cache-file", cacheFile])
+        defer { stub.kill() }
+        #expect(stub.standardError.contains("pre-resolved 2 names\n"))
+        // A and AAAA of each name: DNS clients ask for the two families apart.
+        #expect(Set(upstream.queries.map { "\($0.type) \($0.name)" })
+                == ["A www.example.test", "AAAA www.example.test", "A v6only.example.test", "AAAA v6only.example.test"])
+        let asked = upstream.queries.count
+        let address = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(address, "+short", "www.example.test") == "127.0.0.10\n")
+        #expect(try await Self.dig(address, "+short", "AAAA", "v6only.example.test") == "::1\n")
+        #expect(try await Self.dig(address, "v6only.example.test").contains("status: NOERROR"))
+        #expect(upstream.queries.count == asked)  // the first uses sent no query
+        #expect(try await Self.stop(stub, with: SIGTERM) == 0)
+        // Written at exit: the four answers, the two NODATA ones (with their SOA) too.
+        let saved = try String(contentsOfFile: cacheFile, encoding: .utf8)
+        #expect(saved.hasPrefix(#"{"entries":4,"format":"hostpin-cache""#))
     }
 
     @Test(arguments: [SIGINT, SIGTERM])
@@ -281,6 +321,11 @@ final class ServeProcess: Sendable {
         }
         dnsAddresses = dns
         proxyAddress = proxy
+    }
+
+    /// What it has written on standard error so far.
+    var standardError: String {
+        (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
     }
 
     deinit {

@@ -40,18 +40,45 @@ import Testing
         #expect(response.data(ofType: 28) == ["::1"])
     }
 
-    @Test func aMissingNameIsNXDOMAIN() async throws {
+    /// example.test's SOA record as a negative answer carries it: TTL min(3600, MINIMUM 60) (RFC 2308 §3).
+    private static let soa = TestResponse.Record(owner: "example.test.", type: 6, ttl: 60,
+                                                 data: "ns.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60")
+
+    @Test func aMissingNameIsNXDOMAINWithTheZonesSOA() async throws {
         let response = try await Self.ask(StubLab.responder(), "nx.example.test")
         #expect(response.rcode == 3)
         #expect(response.answers.isEmpty)
-        // A resolution does not keep the upstream's SOA, so there is none to give.
-        #expect(response.authority.isEmpty)
+        // Just received: age 0, so the negative TTL whole.
+        #expect(response.authority == [Self.soa])
     }
 
-    @Test func aNameWithoutTheFamilyIsNODATA() async throws {
+    @Test func aNameWithoutTheFamilyIsNODATAWithTheZonesSOA() async throws {
         let response = try await Self.ask(StubLab.responder(), "v6only.example.test", type: 1)
         #expect(response.rcode == 0)
         #expect(response.answers.isEmpty)
+        #expect(response.authority == [Self.soa])
+    }
+
+    @Test func nodataThroughAnAliasCarriesTheCNAMEChainAndTheSOA() async throws {
+        // As NSD answers it: the two CNAMEs to www, which has no AAAA, and the zone's SOA.
+        let response = try await Self.ask(StubLab.responder(), "chain.example.test", type: 28)
+        #expect(response.rcode == 0)
+        #expect(response.answers == [
+            TestResponse.Record(owner: "chain.example.test.", type: 5, ttl: 30, data: "alias.example.test."),
+            TestResponse.Record(owner: "alias.example.test.", type: 5, ttl: 5, data: "www.example.test."),
+        ])
+        #expect(response.authority == [Self.soa])
+    }
+
+    @Test func aCachedNegativeAnswersSOAIsCountedDown() async throws {
+        let responder = try StubLab.responder()
+        _ = try await Self.ask(responder, "nx.example.test")
+        try await Task.sleep(for: .milliseconds(1100))
+        let later = try await Self.ask(responder, "nx.example.test")
+        #expect(later.rcode == 3)
+        let ttl = try #require(later.authority.first?.ttl)
+        // At least the second slept; a loaded machine may add a few.
+        #expect(later.authority.count == 1 && ttl < 60 && ttl >= 50)
     }
 
     @Test func aCachedAnswersTTLIsCountedDown() async throws {
@@ -106,16 +133,14 @@ import Testing
 
     @Test func aMissingTXTNameIsNXDOMAINWithTheZonesSOA() async throws {
         let (responder, _) = try StubLab.forwarding()
-        let soa = TestResponse.Record(owner: "example.test.", type: 6, ttl: 60,
-                                      data: "ns.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60")
         let nxdomain = try await Self.ask(responder, "nx.example.test", type: 16)
         #expect(nxdomain.rcode == 3)
         #expect(nxdomain.answers.isEmpty)
-        #expect(nxdomain.authority == [soa])
+        #expect(nxdomain.authority == [Self.soa])
         let nodata = try await Self.ask(responder, "www.example.test", type: 16)
         #expect(nodata.rcode == 0)
         #expect(nodata.answers.isEmpty)
-        #expect(nodata.authority == [soa])
+        #expect(nodata.authority == [Self.soa])
     }
 
     @Test func aSERVFAILingFirstUpstreamIsSkippedForTheSecond() async throws {
