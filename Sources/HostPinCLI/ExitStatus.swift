@@ -1,5 +1,5 @@
-/// The process exit codes of `hostpin lookup`, `hostpin compare` and `hostpin fetch` (DESIGN.md,
-/// Contracts: CLI exit codes). `fetch` uses curl's numbers where they overlap.
+/// The process exit codes of `hostpin lookup`, `hostpin compare` and `hostpin fetch` (README.md, "The
+/// CLI": exit codes). `fetch` uses curl's numbers where they overlap.
 ///
 /// One enum for every subcommand so a code keeps one meaning everywhere; each subcommand's help lists
 /// the ones it can return, with the meanings written here (or, for the shared 0, 1 and 2, its own

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import HostPinURL
 
-/// How a `hostpin fetch` transfer's end becomes an exit status (curl's numbers, DESIGN.md contracts)
+/// How a `hostpin fetch` transfer's end becomes an exit status (curl's numbers, README.md "The CLI")
 /// and the one sentence printed to standard error.
 enum FetchFailure {
     /// The exit status for `outcome` and the sentence to print (without `hostpin: `), `nil` on success.

@@ -18,7 +18,7 @@ protocol Subcommand: Sendable {
 
     /// Does the work, printing results to standard output and errors to standard error.
     ///
-    /// - Returns: The process's exit status (DESIGN.md contracts).
+    /// - Returns: The process's exit status (README.md, "Exit codes").
     func run() async -> ExitStatus
 
     /// Reports `error`, found while parsing, the command's own way and returns its exit status, or

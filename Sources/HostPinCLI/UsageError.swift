@@ -21,7 +21,7 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case missingArgument(String)
     /// More positional arguments than the command takes.
     case unexpectedArgument(String)
-    /// A host name on the command line is invalid (DESIGN.md: a usage error, with the reason).
+    /// A host name on the command line is invalid (a usage error, with the reason: README.md "The CLI").
     case invalidHostName(String, HostNameProblem)
     /// An environment variable's value does not parse; `reason` says why.
     case invalidEnvironment(variable: String, reason: String)

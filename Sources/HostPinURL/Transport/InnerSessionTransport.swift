@@ -36,7 +36,7 @@ final class InnerSessionTransport: Transport {
     }
 
     /// Creates and resumes the inner task for `request` addressed to `address` on ``control``: never on
-    /// FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in DESIGN.md), and
+    /// FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in docs/ARCHITECTURE.md), and
     /// not on Swift's cooperative pool either, whose few threads would wait while that one queue is busy
     /// with every transfer in the process.
     func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
