@@ -115,6 +115,8 @@ public final class DNSServer: Sendable {
             await task.value
         }
         for (_, task) in running.udp { await task.value }
+        // Closed here, not when the last reference goes: the port is free once stop() returns.
+        for (service, _) in running.udp { service.socket.close() }
     }
 
     /// A UDP socket and a TCP listener on one port of `address`. For port 0 the UDP socket picks the

@@ -31,7 +31,7 @@ public final class AuthoritativeServer: Sendable {
     ///
     /// - Parameter zone: The zone file's text (`$ORIGIN example.test.`; it must give `www` an A record);
     ///   the lab's zone by default.
-    /// - Throws: ``Failure`` when no port is free or NSD does not answer within 10 seconds.
+    /// - Throws: ``Failure`` when no port is free or NSD does not answer within 30 seconds (a loaded machine starts it slowly).
     public init(zone: String? = nil) async throws {
         // A short path: the control socket's must fit in sockaddr_un (108 bytes).
         var template = Array("/tmp/hostpin-nsd-XXXXXX".utf8CString)
@@ -83,10 +83,10 @@ public final class AuthoritativeServer: Sendable {
     /// Starts NSD (again) on ``address``; returns once it answers `www.example.test` and `nsd-control`
     /// reaches it. Retries while the previous instance's sockets are being released.
     ///
-    /// - Throws: ``Failure`` after 10 seconds without an answer.
+    /// - Throws: ``Failure`` after 30 seconds without an answer.
     public func start() async throws {
         await stop()
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let nsd = Process()
             nsd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -103,7 +103,7 @@ public final class AuthoritativeServer: Sendable {
             await stop()  // exited (port not yet released) or never answered: try once more
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw Failure(description: "NSD on \(address) did not answer within 10 s (log: \(directory)/nsd.log)")
+        throw Failure(description: "NSD on \(address) did not answer within 30 s (log: \(directory)/nsd.log)")
     }
 
     /// Restarts NSD serving `zone` (the zone file's text, as for ``init(zone:)``) instead.
