@@ -10,9 +10,11 @@ enum HopByHop {
     ]
 
     /// `fields` without the hop-by-hop fields: those above, and every field named in `Connection`
-    /// (`Connection: close, X-Private` removes `X-Private`).
+    /// (`Connection: close, X-Private` removes `X-Private`) except `Content-Length`: the proxy relays the
+    /// body with the length it read, so the next hop must read that length too, or it would take body
+    /// bytes for the next message (request smuggling).
     static func removed(from fields: HeaderFields, alsoRemoving extra: Set<String> = []) -> HeaderFields {
-        let named = Set(fields.listMembers("Connection").map { $0.lowercased() })
+        let named = Set(fields.listMembers("Connection").map { $0.lowercased() }).subtracting(["content-length"])
         return fields.removing(alwaysRemoved.union(named).union(extra))
     }
 }
