@@ -338,14 +338,15 @@ struct ProxyConnection: Sendable {
         return outcome
     }
 
-    /// Sends `error` as the response, logs it (with the `rules` that decided the request), and leaves the
-    /// connection to be closed.
+    /// Sends `error` as the response, logs it (with the `rules` that decided the request), and drains the
+    /// client's side (``LingeringClose``) so that closing the connection afterwards does not reset it
+    /// before the client has read the response (a request body left unread made the 400 vanish).
     func refuse(_ error: ProxyError, method: String, target: String, rules: [RuleReference] = [],
                 started: ContinuousClock.Instant) async {
         let when = AccessLogEntry.now()
         try? await client.write(error.response(via: configuration.viaPseudonym), deadline: .after(configuration.idleTimeout))
-        client.shutdownWrite()
         log(method, target, nil, error.status, 0, started, when, rules: rules, source: nil)
+        await LingeringClose.drain(client)
     }
 
     /// Writes one access-log entry.
