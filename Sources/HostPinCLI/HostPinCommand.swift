@@ -4,7 +4,7 @@ import Foundation
 /// subcommand, then exits with its ``ExitStatus``.
 ///
 /// An `@main` type rather than `main.swift`: top-level code in `main.swift` runs on the main actor with
-/// globals that C callbacks cannot reach safely (NOTES-cares.md).
+/// globals that C callbacks cannot reach safely (a `@convention(c)` callback declared there is main-actor isolated).
 @main
 enum HostPinCommand {
     /// The version `--version` prints.
