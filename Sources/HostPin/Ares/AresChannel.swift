@@ -18,7 +18,10 @@ import Musl
 final class AresChannel: UpstreamTransport {
     private let inbox: Inbox
 
-    /// Starts the owner thread and creates the channel on it.
+    /// Creates the channel and starts the thread that owns it from then on.
+    ///
+    /// The channel is created here, on the caller's thread: `ares_init_options` does no network I/O, so
+    /// a failure is reported at once and nobody waits for the owner thread to start.
     ///
     /// - Parameters:
     ///   - server: The only server this channel queries, a plain DNS server's address and port; `nil` for
@@ -29,23 +32,27 @@ final class AresChannel: UpstreamTransport {
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when c-ares cannot create the channel.
     init(server: (address: IPAddress, port: UInt16)?, timeout: Duration, tries: Int, useTCP: Bool) throws(ResolutionError) {
         AresLibrary.initialiseOnce()
-        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wakeFD >= 0 else { throw .setupFailed("eventfd: \(String(cString: strerror(errno)))") }
-        let inbox = Inbox(wakeFD: wakeFD)
-        self.inbox = inbox
-        let started = Startup()
         // `IP:PORT`, IPv6 in brackets: the form ares_set_servers_ports_csv takes.
         let serverList = server.map { "\($0.address.uriHost):\($0.port)" }
         let settings = AresEventLoop.Settings(serverList: serverList, timeoutMilliseconds: timeout.milliseconds,
                                               tries: tries, useTCP: useTCP)
+        let loop = try AresEventLoop(settings)
+        let wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wakeFD >= 0 else {
+            loop.close()
+            throw .setupFailed("eventfd: \(String(cString: strerror(errno)))")
+        }
+        let inbox = Inbox(wakeFD: wakeFD)
+        self.inbox = inbox
+        // The loop is not Sendable: the Mutex hands it over once, and from then on only the owner thread
+        // touches it (the thread start orders the creation above before every use there).
+        let handover = Mutex<AresEventLoop?>(loop)
         let thread = Thread {
-            AresEventLoop.run(settings: settings, inbox: inbox, started: started)
+            guard let loop = handover.withLock({ $0.take() }) else { return }
+            loop.run(inbox)
         }
         thread.name = "hostpin-ares \(serverList ?? "system")"
         thread.start()
-        if let failure = started.wait() {
-            throw .setupFailed(failure)
-        }
     }
 
     deinit {
@@ -129,22 +136,6 @@ final class Inbox: Sendable {
     private static func wake(_ fd: Int32) {
         var one: UInt64 = 1
         _ = write(fd, &one, MemoryLayout<UInt64>.size)
-    }
-}
-
-/// The owner thread's start-up report: `nil` on success, else c-ares's message.
-final class Startup: Sendable {
-    private let result = Mutex<String??>(nil)
-    private let done = DispatchSemaphore(value: 0)
-
-    func report(_ failure: String?) {
-        result.withLock { $0 = .some(failure) }
-        done.signal()
-    }
-
-    func wait() -> String? {
-        done.wait()
-        return result.withLock { $0 ?? nil }
     }
 }
 

@@ -6,7 +6,8 @@ import Musl
 #endif
 
 /// The state that lives on a channel's owner thread: the c-ares channel and the sockets it asked us to
-/// watch. Never shared; created, used and destroyed on that thread.
+/// watch. Created on the thread that makes the ``AresChannel``, then used and destroyed only on the
+/// channel's owner thread.
 final class AresEventLoop {
     struct Settings: Sendable {
         /// `IP:PORT` of the one server to query; `nil` for the system's configured servers.
@@ -20,22 +21,11 @@ final class AresEventLoop {
     /// fd → (wants read, wants write), from `ARES_OPT_SOCK_STATE_CB`.
     private var sockets: [Int32: (read: Bool, write: Bool)] = [:]
 
-    /// The thread's body: create the channel, report, serve until stopped, destroy.
-    static func run(settings: Settings, inbox: Inbox, started: Startup) {
-        let loop = AresEventLoop()
-        if let failure = loop.open(settings) {
-            for exchange in inbox.drain() { exchange.cancel() }
-            started.report(failure)
-            return
-        }
-        started.report(nil)
-        loop.serve(inbox)
-        // Destroying the channel runs every outstanding callback with ARES_EDESTRUCTION.
-        ares_destroy(loop.channel)
-        for exchange in inbox.drain() { exchange.cancel() }
-    }
-
-    private func open(_ settings: Settings) -> String? {
+    /// Creates the channel. Its socket-state callback refers to this object, so the channel must not
+    /// outlive it: ``run(_:)`` or ``close()`` destroys it.
+    ///
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` with c-ares's message.
+    init(_ settings: Settings) throws(ResolutionError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         let status = hostpin_ares_init_channel(
             &channel, settings.timeoutMilliseconds, Int32(clamping: settings.tries), settings.useTCP ? 1 : 0,
@@ -46,16 +36,29 @@ final class AresEventLoop {
                     .socketStateChanged(fd, read: readable != 0, write: writable != 0)
             },
             context)
-        guard status == HOSTPIN_ARES_SUCCESS else { return AresStatus(code: status).description }
+        guard status == HOSTPIN_ARES_SUCCESS else { throw .setupFailed(AresStatus(code: status).description) }
         if let server = settings.serverList {
             // ares_set_servers_ports_csv honours ports; ares_set_servers_csv ignores them on 1.18.
             let status = ares_set_servers_ports_csv(channel, server)
             guard status == HOSTPIN_ARES_SUCCESS else {
-                ares_destroy(channel)
-                return "server \(server): \(AresStatus(code: status))"
+                close()
+                throw .setupFailed("server \(server): \(AresStatus(code: status))")
             }
         }
-        return nil
+    }
+
+    /// The owner thread's body: serve until stopped, then destroy the channel and fail what is queued.
+    func run(_ inbox: Inbox) {
+        serve(inbox)
+        close()
+        for exchange in inbox.drain() { exchange.cancel() }
+    }
+
+    /// Destroys the channel, which runs every outstanding callback with ARES_EDESTRUCTION.
+    func close() {
+        guard let channel else { return }
+        self.channel = nil
+        ares_destroy(channel)
     }
 
     private func socketStateChanged(_ fd: Int32, read: Bool, write: Bool) {
