@@ -3,7 +3,8 @@ import HostPinTestSupport
 import Testing
 
 /// DNS over TLS against `scripts/fault-doh --protocol dot`: relaying to the lab's NSD (a working DoT
-/// server), answering out of order, and in each of its faulty modes.
+/// server), answering out of order, and in each of its faulty modes. What DoH does alike is in
+/// ``EncryptedTransportTests``.
 @Suite struct EncryptedDoTTests {
     let lab: Lab
 
@@ -39,51 +40,6 @@ import Testing
                 }
             }
         }
-    }
-
-    @Test func relayedReplyForWwwCarries127_0_0_10() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(pki: pki).makeTransport()
-        #expect(transport is DoTTransport)
-        expectReply(await transport.exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
-        #expect(server.queries == 1)
-    }
-
-    @Test func upstreamNamedByItsAddressNeedsNoBootstrap() async throws {
-        let (server, pki) = try await start("relay")
-        let upstream = try server.upstream(name: "127.0.0.1", pki: pki)
-        #expect(upstream.bootstrap.isEmpty)
-        expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
-    }
-
-    @Test func serverOnIPv6IsReachedByNameAndByAddress() async throws {
-        let pki = try await EncryptedTestPKI.shared
-        let server = try await EncryptedFaultServer(.dot, mode: "relay", upstream: lab.trustedDNS, pki: pki, listen: .loopbackV6)
-        for upstream in [try server.upstream(bootstrap: [.loopbackV6], pki: pki), try server.upstream(name: "[::1]", pki: pki)] {
-            expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
-        }
-        #expect(server.handshakes == 2)
-    }
-
-    @Test func bootstrapAddressesAreTriedInOrder() async throws {
-        let (server, pki) = try await start("relay")
-        // Nothing listens on 127.0.0.2 at the server's port: refused at once, then the next address.
-        let upstream = try server.upstream(bootstrap: [IPAddress("127.0.0.2")!, .loopbackV4], pki: pki)
-        expectReply(await upstream.makeTransport().exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
-        #expect(server.handshakes == 1)
-    }
-
-    @Test func hundredQueriesShareOneHandshake() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(pki: pki).makeTransport()
-        for index in 0..<100 {
-            let cdn = index % 2 == 1
-            let query = EncryptedTestMessages.query(cdn ? "cdn.example.test" : "www.example.test", id: UInt16(index))
-            expectReply(await transport.exchange(query, timeout: .seconds(10)), to: query, address: [127, 0, 0, cdn ? 11 : 10])
-        }
-        #expect(transport.handshakes == 1)
-        #expect(server.handshakes == 1)
-        #expect(server.queries == 100)
     }
 
     @Test func fiftyConcurrentQueriesOnOneConnectionAreEachMatchedToTheirReply() async throws {
@@ -152,54 +108,6 @@ import Testing
         #expect(failure(of: await transport.exchange(www, timeout: .seconds(1))) == .timeout)
         #expect(transport.handshakes == 2)
         #expect(server.handshakes == 2)
-    }
-
-    @Test func nothingListeningIsAConnectFailure() async throws {
-        let (server, pki) = try await start("relay")
-        let upstream = try server.upstream(pki: pki)
-        try await server.stopAndWait()
-        let result = await upstream.makeTransport().exchange(www, timeout: .seconds(10))
-        guard case .connectFailed = failure(of: result) else {
-            Issue.record("expected connectFailed, got \(result)")
-            return
-        }
-    }
-
-    @Test func matchingPinIsAccepted() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(pins: [pki.otherPin, pki.serverPin], pki: pki).makeTransport()
-        expectReply(await transport.exchange(www, timeout: .seconds(10)), to: www, address: [127, 0, 0, 10])
-    }
-
-    @Test func otherPinIsAPinMismatch() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(pins: [pki.otherPin], pki: pki).makeTransport()
-        #expect(failure(of: await transport.exchange(www, timeout: .seconds(10))) == .pinMismatch)
-        #expect(server.queries == 0)
-    }
-
-    @Test func certificateForAnotherNameIsRefused() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(name: "other.example.test", pki: pki).makeTransport()
-        let result = await transport.exchange(www, timeout: .seconds(10))
-        guard case .certificateNameMismatch(let message) = failure(of: result) else {
-            Issue.record("expected certificateNameMismatch, got \(result)")
-            return
-        }
-        #expect(message.contains("other.example.test"))
-        #expect(server.queries == 0)
-    }
-
-    @Test func certificateFromAnUntrustedCAIsRefused() async throws {
-        let (server, pki) = try await start("relay")
-        let transport = try server.upstream(trustCA: false, pki: pki).makeTransport()
-        let result = await transport.exchange(www, timeout: .seconds(10))
-        guard case .untrustedCertificate(let message) = failure(of: result) else {
-            Issue.record("expected untrustedCertificate, got \(result)")
-            return
-        }
-        #expect(message.contains("certificate"))
-        #expect(server.queries == 0)
     }
 
     @Test func cancellingAQueryInFlightKeepsTheConnectionForTheOthers() async throws {
