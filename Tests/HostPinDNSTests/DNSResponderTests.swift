@@ -163,8 +163,10 @@ import Testing
         #expect(try await own.queries() == asked)  // from the cache: no query upstream
         #expect(second.id == 99)
         #expect(second.questions.map(\.name) == ["INFO.example.test."])
-        #expect(second.answers.map { $0.description.lowercased() } == first.answers.map { $0.description.lowercased() })
+        #expect(second.data(ofType: 16) == first.data(ofType: 16))
+        // The same record counted down from 300: a second may pass between the two on a loaded machine.
         #expect(first.answers.map(\.ttl) == [300])
+        #expect(second.answers.allSatisfy { (295...300).contains($0.ttl) })
         try await Task.sleep(for: .milliseconds(1100))
         let later = try await Self.ask(responder, "info.example.test", type: 16)
         #expect(try await own.queries() == asked)

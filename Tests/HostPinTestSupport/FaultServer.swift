@@ -1,6 +1,5 @@
 import Foundation
 import HostPin
-import Synchronization
 
 /// A DNS server that misbehaves on purpose (`scripts/fault-dns`, Python + dnslib), started for one test on
 /// a free 127.0.0.1 port (UDP and TCP) and stopped by its PID.
@@ -80,59 +79,28 @@ public final class FaultServer: Sendable {
         public var description: String { "\(transport) \(type) \(name) \(mode)" }
     }
 
-    /// Why the server could not be started.
-    public struct StartFailure: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     /// Where clients send queries.
     public let address: Upstream
-    private let directory: URL
-    // The child process, terminated once by `stop()`.
-    private let process: Mutex<Process?>
+    private let server: ScriptServer
+    private var directory: URL { server.directory }
 
     /// Starts the server in `mode`, relaying answers from `upstream`; returns once it reports `READY`.
-    /// Waits by polling (never blocking a thread of the cooperative pool: tests run in parallel on it).
     ///
-    /// - Throws: ``StartFailure`` when the script does not report `READY` within 30 seconds.
+    /// - Throws: ``ScriptServer/StartFailure`` when the script does not report `READY` within 30 seconds.
     public init(mode: Mode = .answer, upstream: Upstream?) async throws {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("hostpin-fault-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let readyFile = directory.appendingPathComponent("ready")
-        _ = FileManager.default.createFile(atPath: readyFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = Lab.repositoryRoot.appendingPathComponent("scripts/fault-dns")
-        var arguments = ["--listen", "127.0.0.1:0", "--mode", mode.name,
-                         "--control", directory.appendingPathComponent("mode").path,
-                         "--log", directory.appendingPathComponent("queries.log").path]
-        if let upstream { arguments += ["--upstream", upstream.description] }
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: readyFile)
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        let pid = process.processIdentifier
-        self.process = Mutex(process)
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)  // Python start-up on a loaded 2-core machine
-        var line = ""
-        while clock.now < deadline {
-            let text = (try? String(contentsOf: readyFile, encoding: .utf8)) ?? ""
-            if let first = text.split(separator: "\n").first, text.contains("\n") {
-                line = String(first)
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        server = try await ScriptServer(script: "fault-dns", hint: "; is dnslib installed (scripts/bootstrap)?") { directory in
+            var arguments = ["--listen", "127.0.0.1:0", "--mode", mode.name,
+                             "--control", directory.appendingPathComponent("mode").path,
+                             "--log", directory.appendingPathComponent("queries.log").path]
+            if let upstream { arguments += ["--upstream", upstream.description] }
+            return arguments
         }
-        guard line.hasPrefix("READY "), let address = Upstream(String(line.dropFirst(6))) else {
-            kill(pid, SIGTERM)
-            throw StartFailure(description: "scripts/fault-dns did not start (\(line.isEmpty ? "no output" : line)); is dnslib installed (scripts/bootstrap)?")
+        guard let address = Upstream(server.readyAddress) else {
+            server.stop()
+            throw ScriptServer.StartFailure(description: "scripts/fault-dns reported no address: \(server.readyAddress)")
         }
         self.address = address
     }
-
-    deinit { stop() }
 
     /// Changes the mode for the queries that follow.
     public func setMode(_ mode: Mode) throws {
@@ -150,13 +118,6 @@ public final class FaultServer: Sendable {
         }
     }
 
-    /// Stops the server: SIGTERM to its PID (Foundation reaps it); removes its files. Idempotent.
-    public func stop() {
-        guard let process = process.withLock({ process -> Process? in
-            defer { process = nil }
-            return process
-        }) else { return }
-        if process.isRunning { process.terminate() }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    /// Stops the server by its PID and removes its files. Idempotent.
+    public func stop() { server.stop() }
 }
