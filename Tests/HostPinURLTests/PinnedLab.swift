@@ -8,23 +8,6 @@ import HostPinURL
 import Synchronization
 import Testing
 
-/// Wraps a resolver and counts the names it is asked for, so tests can see what the interceptor resolved.
-final class CountingResolver: HostResolver {
-    let inner: any HostResolver
-    private let counts = Mutex<[String: Int]>([:])
-
-    init(_ inner: any HostResolver) {
-        self.inner = inner
-    }
-
-    func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
-        counts.withLock { $0[name.text, default: 0] += 1 }
-        return try await inner.resolve(name, family: family)
-    }
-
-    func count(_ name: String) -> Int { counts.withLock { $0[name] ?? 0 } }
-}
-
 /// Every interceptor suite, run one test at a time: `PinnedURLProtocol`'s resolver is process-wide,
 /// and some tests install another one for a moment.
 @Suite(.serialized) enum InterceptorTests {}
