@@ -1,4 +1,9 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// One open, verified DoT connection (RFC 7858 §3.4: kept open and reused), owned by the transport's
 /// thread: the TLS stream libcurl set up (`CURLOPT_CONNECT_ONLY`), read and written with
@@ -23,6 +28,7 @@ final class DoTConnection {
         self.curl = curl
         self.socket = socket
         self.lastReceived = now
+        acknowledgeAtOnce()
     }
 
     /// Whether bytes wait for the socket to take them (poll for `POLLOUT`).
@@ -72,6 +78,7 @@ final class DoTConnection {
             guard code == CURLE_OK else { return (replies, curl.failure(code)) }
             guard count > 0 else { return (replies, reader.holdsPartialMessage ? .replyCutShort : .connectionClosed) }
             lastReceived = now
+            acknowledgeAtOnce()
             for message in reader.append(readBuffer[..<count]) {
                 // Too short to hold an ID, let alone a header: the stream is broken, not the one reply.
                 guard message.count >= 12 else { return (replies, .replyTooShort(octets: message.count)) }
@@ -81,6 +88,16 @@ final class DoTConnection {
                 replies.append((exchange, reply))
             }
         }
+    }
+
+    /// Asks the kernel to acknowledge what arrives at once (`TCP_QUICKACK`, tcp(7)) rather than after
+    /// the delayed-ACK timer. A server that writes one reply in two pieces with Nagle's algorithm on
+    /// (Unbound does: the length prefix, then the message) sends the second only once the first is
+    /// acknowledged, so every reply stalled up to 40 ms for a client waiting on it. The kernel leaves
+    /// quick-ACK mode on its own, hence after every read.
+    private func acknowledgeAtOnce() {
+        var on: Int32 = 1
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Forgets `exchange` (cancelled, timed out); returns whether the connection looks stalled for it:
