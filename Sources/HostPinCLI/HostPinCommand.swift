@@ -1,4 +1,5 @@
 import Foundation
+import HostPin
 
 /// The `hostpin` tool: reads the subcommand, prints help or the version, or parses and runs a
 /// subcommand, then exits with its ``ExitStatus``.
@@ -39,10 +40,18 @@ enum HostPinCommand {
             """
     }
 
+    /// How long the exit waits for HostPin's libcurl threads to end; each needs one turn of its loop
+    /// (milliseconds; a CA file being loaded for a handshake, up to about a second on a loaded machine).
+    static let curlThreadsGrace: Duration = .seconds(3)
+
     static func main() async {
         Console.prepareStandardStreams()
-        let status = await run(Array(CommandLine.arguments.dropFirst()))
-        exit(Console.finish(status).rawValue)
+        let status = Console.finish(await run(Array(CommandLine.arguments.dropFirst())))
+        // exit() runs OpenSSL's atexit cleanup, which frees what a libcurl thread still inside a handshake
+        // uses: stop and join them first. Should one outlast the grace, _exit skips every atexit handler
+        // (the output is flushed already). See docs/ARCHITECTURE.md, "Exit".
+        guard CurlThreads.process.shutDown(within: curlThreadsGrace) else { _exit(status.rawValue) }
+        exit(status.rawValue)
     }
 
     /// Dispatches `arguments` (without the program name) and returns the exit status.
