@@ -40,17 +40,14 @@ enum HostPinCommand {
             """
     }
 
-    /// How long the exit waits for HostPin's libcurl threads to end; each needs one turn of its loop
-    /// (milliseconds; a CA file being loaded for a handshake, up to about a second on a loaded machine).
-    static let curlThreadsGrace: Duration = .seconds(3)
-
     static func main() async {
         Console.prepareStandardStreams()
         let status = Console.finish(await run(Array(CommandLine.arguments.dropFirst())))
         // exit() runs OpenSSL's atexit cleanup, which frees what a libcurl thread still inside a handshake
-        // uses: stop and join them first. Should one outlast the grace, _exit skips every atexit handler
+        // uses: stop and join them first (each needs one turn of its loop: milliseconds, up to a second for
+        // a large CA file being loaded). Should one outlast the grace, _exit skips every atexit handler
         // (the output is flushed already). See docs/ARCHITECTURE.md, "Exit".
-        guard CurlThreads.process.shutDown(within: curlThreadsGrace) else { _exit(status.rawValue) }
+        guard CurlThreads.process.shutDown(within: CurlThreads.exitGrace) else { _exit(status.rawValue) }
         exit(status.rawValue)
     }
 

@@ -11,7 +11,9 @@ import Synchronization
 /// So every libcurl thread of HostPin (the DoH and DoT transports, the interceptor's curl transport, the
 /// HTTPS probe of `compare`) is started here, with a way to stop it, and the `hostpin` tool calls
 /// ``shutDown(within:)`` before `exit` (see docs/ARCHITECTURE.md, "Exit"). An application using the
-/// library should do the same before it exits.
+/// library should do the same before it exits. As a backstop, the first thread of ``process`` also
+/// registers an `atexit` handler that shuts them down (for ``exitGrace``): registered after OpenSSL's,
+/// it runs before it.
 ///
 /// A thread's `stop` must make its body return within one turn of its loop: set a flag and wake the
 /// thread (`curl_multi_wakeup`, a pipe write), never wait. libcurl calls of such a turn do not block
@@ -37,6 +39,16 @@ public final class CurlThreads: Sendable {
     /// A registry of its own (tests); the process's threads are in ``process``.
     public init() {}
 
+    /// How long the `atexit` backstop waits for the process's threads.
+    public static let exitGrace: Duration = .seconds(3)
+
+    /// Registers the `atexit` backstop once, after making sure OpenSSL is initialised (and so has
+    /// registered its own cleanup): `exit` runs handlers in the reverse order of registration.
+    private static let backstop: Void = {
+        CurlLibrary.initialiseOnce()
+        atexit { _ = CurlThreads.process.shutDown(within: CurlThreads.exitGrace) }
+    }()
+
     /// Starts `body` on a new thread named `name`, unless the registry has shut down.
     ///
     /// - Parameters:
@@ -46,6 +58,7 @@ public final class CurlThreads: Sendable {
     /// - Returns: `false`, and nothing is started, when ``shutDown(within:)`` has begun: the process is
     ///   exiting, and the caller must fail its work instead of calling libcurl.
     public func start(name: String, stop: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () -> Void) -> Bool {
+        if self === Self.process { Self.backstop }
         let id = state.withLock { state -> Int? in
             guard !state.closed else { return nil }
             defer { state.nextID += 1 }
