@@ -1,4 +1,5 @@
 import Foundation
+import HostPin
 
 /// The `hostpin` tool: reads the subcommand, prints help or the version, or parses and runs a
 /// subcommand, then exits with its ``ExitStatus``.
@@ -41,8 +42,13 @@ enum HostPinCommand {
 
     static func main() async {
         Console.prepareStandardStreams()
-        let status = await run(Array(CommandLine.arguments.dropFirst()))
-        exit(Console.finish(status).rawValue)
+        let status = Console.finish(await run(Array(CommandLine.arguments.dropFirst())))
+        // exit() runs OpenSSL's atexit cleanup, which frees what a libcurl thread still inside a handshake
+        // uses: stop and join them first (each needs one turn of its loop: milliseconds, up to a second for
+        // a large CA file being loaded). Should one outlast the grace, _exit skips every atexit handler
+        // (the output is flushed already). See docs/ARCHITECTURE.md, "Exit".
+        guard CurlThreads.process.shutDown(within: CurlThreads.exitGrace) else { _exit(status.rawValue) }
+        exit(status.rawValue)
     }
 
     /// Dispatches `arguments` (without the program name) and returns the exit status.

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 
 /// The HTTPS probe: a TLS handshake with each address on one port, the certificate verified against the
 /// compared name as any client would (chain to a trusted CA, name per RFC 6125 §6; verification is
@@ -8,7 +7,7 @@ import Foundation
 /// Each handshake is libcurl's (`CURLOPT_CONNECT_ONLY`: it stops once TLS is up, no request is sent),
 /// set up as the encrypted upstreams' are (``UpstreamCurlHandle``: the name kept in the URL for SNI and
 /// the check, `CURLOPT_RESOLVE` to the address probed, no proxy, the extra CA file beside the system's),
-/// on a thread of its own: `curl_easy_perform` blocks.
+/// on a thread of its own (one of ``CurlThreads``: a probe stopped at exit fails with `.cancelled`).
 public struct CertificateProbe: Sendable, Hashable {
     /// How the handshake with one address ended.
     public enum Outcome: Sendable, Hashable {
@@ -69,9 +68,11 @@ public struct CertificateProbe: Sendable, Hashable {
             for (index, address) in addresses.enumerated() {
                 group.addTask {
                     let outcome = await withCheckedContinuation { continuation in
-                        Thread {
-                            continuation.resume(returning: handshake(name, address, port, caFile, timeout))
-                        }.start()
+                        let transfer = StoppableTransfer()
+                        let started = CurlThreads.process.start(name: "hostpin-probe", stop: { transfer.stop() }) {
+                            continuation.resume(returning: handshake(name, address, port, caFile, timeout, transfer))
+                        }
+                        if !started { continuation.resume(returning: .failed(.transportClosed)) }
                     }
                     return (index, Check(address: address, outcome: outcome))
                 }
@@ -82,9 +83,9 @@ public struct CertificateProbe: Sendable, Hashable {
         }
     }
 
-    /// One blocking handshake; runs on a thread of its own.
+    /// One handshake, waited for; runs on a thread of its own, which `transfer`'s stop ends early.
     private static func handshake(_ name: HostName, _ address: IPAddress, _ port: UInt16, _ caFile: String?,
-                                  _ timeout: Duration) -> Outcome {
+                                  _ timeout: Duration, _ transfer: StoppableTransfer) -> Outcome {
         var server = EncryptedUpstream(transport: .https(path: "/"), name: name, port: port)
         server.bootstrap = [address]
         server.extraCAFile = caFile
@@ -95,7 +96,7 @@ public struct CertificateProbe: Sendable, Hashable {
         curl.set(CURLOPT_CONNECT_ONLY, 1)
         curl.set(CURLOPT_TIMEOUT_MS, max(1, timeout.millisecondsRoundedUp))  // 0 would mean "no timeout"
         guard curl.setupResult == CURLE_OK else { return .failed(curl.failure(curl.setupResult)) }
-        let code = curl_easy_perform(curl.raw)
+        guard let code = transfer.perform(curl.raw) else { return .failed(.cancelled) }
         guard code != CURLE_OK else { return .valid }
         let failure = curl.failure(code)
         switch failure {

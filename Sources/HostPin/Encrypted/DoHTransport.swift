@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 
 /// DNS over HTTPS (RFC 8484) to one upstream: each query a `POST` of `application/dns-message`
 /// (§4.1), over HTTP/2 when the server offers it, every query multiplexed on one kept connection.
@@ -8,14 +7,15 @@ import Foundation
 /// (`curl_multi_poll`, woken by `curl_multi_wakeup`, the one multi call that is safe from any thread);
 /// callers only queue work and await it. Replies are checked (see ``EncryptedTransportFailure``): HTTP
 /// status 200, `application/dns-message`, 12 to 65 535 octets (reading stops at once past that).
-/// Dropping the transport fails what is still in flight with `.transportClosed` and ends its thread.
+/// Dropping the transport, or ``CurlThreads/shutDown(within:)``, fails what is still in flight with
+/// `.transportClosed` and ends its thread.
 public final class DoHTransport: EncryptedTransport {
     public let upstream: EncryptedUpstream
     private let book: ExchangeBook<DoHJob>
     private let counter = HandshakeCounter()
 
-    /// Starts the transport's thread; nothing is connected until the first exchange.
-    init(upstream: EncryptedUpstream, path: String) {
+    /// Starts the transport's thread, one of `threads`; nothing is connected until the first exchange.
+    init(upstream: EncryptedUpstream, path: String, threads: CurlThreads = .process) {
         self.upstream = upstream
         CurlLibrary.initialiseOnce()
         guard let multi = curl_multi_init() else {
@@ -27,11 +27,14 @@ public final class DoHTransport: EncryptedTransport {
         // The book calls wake only until the loop closes it, and the loop frees the multi handle after.
         book = ExchangeBook(wake: { curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: address)) })
         let (book, counter) = (book, counter)
-        let thread = Thread {
+        let started = threads.start(name: "hostpin-doh \(upstream)", stop: { book.stop() }) {
             DoHLoop(multiAddress: address, book: book, counter: counter, upstream: upstream, path: path).run()
         }
-        thread.name = "hostpin-doh \(upstream)"
-        thread.start()
+        if !started {
+            // The process is exiting: no thread calls libcurl any more, so every exchange fails at once.
+            book.close()
+            curl_multi_cleanup(multi)
+        }
     }
 
     deinit {

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 
 /// DNS over TLS (RFC 7858) to one upstream: one TLS connection kept open and reused (§3.4), several
 /// queries in flight on it at once, replies matched to queries by message ID in whatever order they
@@ -14,15 +13,15 @@ import Foundation
 /// A connection the server closes is replaced at the next query; queries in flight on it fail with
 /// `.connectionClosed`. When a query times out while the server stopped inside a reply, or sent
 /// nothing at all since that query, the connection is dropped and what was in flight on it fails with
-/// `.connectionStalled`. Dropping the transport fails what is still in flight with `.transportClosed`
-/// and ends its thread.
+/// `.connectionStalled`. Dropping the transport, or ``CurlThreads/shutDown(within:)``, fails what is
+/// still in flight with `.transportClosed` and ends its thread.
 public final class DoTTransport: EncryptedTransport {
     public let upstream: EncryptedUpstream
     private let book: ExchangeBook<DoTJob>
     private let counter = HandshakeCounter()
 
-    /// Starts the transport's thread; nothing is connected until the first exchange.
-    init(upstream: EncryptedUpstream) {
+    /// Starts the transport's thread, one of `threads`; nothing is connected until the first exchange.
+    init(upstream: EncryptedUpstream, threads: CurlThreads = .process) {
         self.upstream = upstream
         CurlLibrary.initialiseOnce()
         guard let wakePipe = WakePipe.make(), let multi = curl_multi_init() else {
@@ -33,11 +32,15 @@ public final class DoTTransport: EncryptedTransport {
         // The book calls wake only until the loop closes it, and the loop closes the pipe after.
         book = ExchangeBook(wake: { wakePipe.wake() })
         let (book, counter, multiAddress) = (book, counter, Int(bitPattern: multi))
-        let thread = Thread {
+        let started = threads.start(name: "hostpin-dot \(upstream)", stop: { book.stop() }) {
             DoTLoop(multiAddress: multiAddress, wakePipe: wakePipe, book: book, counter: counter, upstream: upstream).run()
         }
-        thread.name = "hostpin-dot \(upstream)"
-        thread.start()
+        if !started {
+            // The process is exiting: no thread calls libcurl any more, so every exchange fails at once.
+            book.close()
+            curl_multi_cleanup(multi)
+            wakePipe.close()
+        }
     }
 
     deinit {

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// closed there. Its callbacks run there too, so the sink hears one transfer's events in order.
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
-    private let job: CurlJob
+    let job: CurlJob
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var connectToList: UnsafeMutablePointer<curl_slist>?
     private var responded = false

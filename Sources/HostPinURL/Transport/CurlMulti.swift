@@ -1,57 +1,112 @@
 import CCurl
 import Foundation
+import HostPin
 import Synchronization
 
 /// A curl multi handle and the thread that drives it. Other threads only queue work and wake it with
 /// `curl_multi_wakeup`, the one multi call that is safe from any thread; every other curl call happens
 /// on the multi thread.
+///
+/// The thread is one of ``CurlThreads``: when the process shuts them down, transfers in flight and those
+/// submitted later fail with `URLError.cancelled`, and the multi handle is freed.
 final class CurlMulti: Sendable {
     private struct Inbox {
         var nextID = 1
         var jobs: [(Int, CurlJob)] = []
         var cancelled: [Int] = []
+        /// Set by ``CurlThreads``' stop: the thread frees everything and ends.
+        var stopping = false
+        /// Set by the thread as it ends (or when it could not start): the multi handle is freed or about
+        /// to be, so nothing wakes it any more, and new jobs fail at once.
+        var closed = false
     }
 
     private let inbox = Mutex(Inbox())
     /// The multi handle, as an address: a plain integer is Sendable, and only the multi thread
-    /// dereferences it (plus `curl_multi_wakeup`).
+    /// dereferences it (plus `curl_multi_wakeup`, under the inbox's lock, until it is closed).
     private let multiAddress: Int
 
-    init() {
+    /// Starts the multi thread, one of `threads`.
+    init(threads: CurlThreads = .process) {
         CurlLibrary.initialiseOnce()
-        multiAddress = Int(bitPattern: curl_multi_init())
-        let thread = Thread { [self] in run() }
-        thread.name = "hostpin-curl"
-        thread.start()
+        let multi = curl_multi_init()
+        multiAddress = Int(bitPattern: multi)
+        guard let multi else {
+            inbox.withLock { $0.closed = true }  // out of memory: every job fails at once
+            return
+        }
+        let started = threads.start(name: "hostpin-curl", stop: { [self] in stop() }) { [self] in run() }
+        if !started {
+            inbox.withLock { $0.closed = true }
+            curl_multi_cleanup(multi)
+        }
     }
 
-    /// Queues `job`; returns its id for ``cancel(_:)``.
+    /// Queues `job`; returns its id for ``cancel(_:)``. Once the thread has stopped, `job` fails at once.
     func submit(_ job: CurlJob) -> Int {
-        let id = inbox.withLock { inbox in
+        let (id, accepted) = inbox.withLock { inbox in
             defer { inbox.nextID += 1 }
+            guard !inbox.closed else { return (inbox.nextID, false) }
             inbox.jobs.append((inbox.nextID, job))
-            return inbox.nextID
+            wake()
+            return (inbox.nextID, true)
         }
-        curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: multiAddress))
+        if !accepted { job.sink.finished(with: Self.stopped(job)) }
         return id
     }
 
     /// Stops transfer `id`; its sink hears nothing more.
     func cancel(_ id: Int) {
-        inbox.withLock { $0.cancelled.append(id) }
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return }
+            inbox.cancelled.append(id)
+            wake()
+        }
+    }
+
+    /// ``CurlThreads``' stop: the thread fails what it holds and ends.
+    private func stop() {
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return }
+            inbox.stopping = true
+            wake()
+        }
+    }
+
+    /// Wakes the thread; call under the inbox's lock, before it is closed.
+    private func wake() {
         curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: multiAddress))
+    }
+
+    /// The failure of a transfer that the stopped thread will not carry.
+    private static func stopped(_ job: CurlJob) -> TransferFailure {
+        .transfer(URLError(.cancelled, url: job.request.url, description: "HostPin's libcurl threads have stopped: the process is exiting"))
     }
 
     private func run() {
         guard let multi = UnsafeMutableRawPointer(bitPattern: multiAddress) else { return }
         var transfers: [Int: CurlEasy] = [:]
         while true {
-            let (jobs, cancelled) = inbox.withLock { inbox in
+            let (jobs, cancelled, stopping) = inbox.withLock { inbox in
                 defer {
                     inbox.jobs.removeAll(keepingCapacity: true)
                     inbox.cancelled.removeAll(keepingCapacity: true)
+                    if inbox.stopping { inbox.closed = true }
                 }
-                return (inbox.jobs, inbox.cancelled)
+                return (inbox.jobs, inbox.cancelled, inbox.stopping)
+            }
+            if stopping {
+                // Closed: nothing wakes the handle any more, and later jobs fail in submit. A cancelled
+                // transfer's sink hears nothing, as ever.
+                for easy in transfers.values {
+                    curl_multi_remove_handle(multi, easy.handle)
+                    easy.close()
+                }
+                curl_multi_cleanup(multi)
+                let dropped = Set(cancelled)
+                let unfinished = transfers.map { ($0.key, $0.value.job) } + jobs
+                for (id, job) in unfinished where !dropped.contains(id) { job.sink.finished(with: Self.stopped(job)) }
+                return
             }
             for (id, job) in jobs {
                 switch CurlEasy.make(id: id, job: job) {
