@@ -7,7 +7,8 @@ struct LookupCommand: Subcommand {
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--json]"
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] "
+        + "[--stale-answer-timeout SECONDS] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -91,7 +92,7 @@ struct LookupCommand: Subcommand {
     let cacheSize: Int
     /// `--json`.
     let json: Bool
-    /// `--cache-file`, `--max-stale`.
+    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`.
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
