@@ -43,9 +43,9 @@ struct CacheOptions: Sendable {
             indent + "cache starts empty.",
             option("--max-stale SECONDS") + "Serve an expired answer, marked stale with TTL 30, for up to SECONDS after",
             indent + "its TTL when no upstream answers (RFC 8767; default \(defaultMaximumStale), one day; 0 never).",
-            option("--stale-answer-timeout SECONDS") + "When an answer has expired but may be served stale, wait at most",
-            indent + "SECONDS for the upstreams, then answer stale (TTL 30) while the query goes on",
-            indent + "and updates the cache (RFC 8767 client response timer; fractions allowed,",
+            option("--stale-answer-timeout SECONDS") + "When an answer has expired but may be served stale, wait at most SECONDS",
+            indent + "for the upstreams, then answer stale (TTL 30) while the query goes on and",
+            indent + "updates the cache (RFC 8767 client response timer; fractions allowed,",
             indent + "0-\(Int(staleAnswerTimeoutLimit)), default \(seconds(defaultStaleAnswerTimeout)); 0 answers stale at once).",
         ]
         if preresolve {
