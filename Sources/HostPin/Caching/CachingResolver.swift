@@ -102,11 +102,15 @@ public final class CachingResolver: HostResolver {
                 let index = next
                 next += 1
                 group.addTask {
+                    // One return after the do/catch: returning the tuple from both of its branches is
+                    // miscompiled at -O (docs/ARCHITECTURE.md, "Known traps").
+                    let result: Result<ResolutionOutcome, ResolutionError>
                     do throws(ResolutionError) {
-                        return (index, .success(try await self.resolveDetailed(names[index], family: family)))
+                        result = .success(try await self.resolveDetailed(names[index], family: family))
                     } catch {
-                        return (index, .failure(error))
+                        result = .failure(error)
                     }
+                    return (index, result)
                 }
             }
             while next < min(names.count, max(1, concurrency)) { startNext() }
@@ -163,11 +167,14 @@ public final class CachingResolver: HostResolver {
             // leaves the flight to its other waiters).
             let first = await withTaskGroup(of: Result<ResolutionOutcome, ResolutionError>?.self) { group in
                 group.addTask {
+                    // One return after the do/catch, as in `preresolve` (docs/ARCHITECTURE.md, "Known traps").
+                    let outcome: Result<ResolutionOutcome, ResolutionError>?
                     do throws(ResolutionError) {
-                        return .success(try await flight.wait())
+                        outcome = .success(try await flight.wait())
                     } catch {
-                        return .failure(error)
+                        outcome = .failure(error)
                     }
+                    return outcome
                 }
                 group.addTask {
                     try? await Task.sleep(for: timeout)
