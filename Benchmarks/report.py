@@ -192,7 +192,7 @@ for t, text in (("doh", "DoH"), ("dot", "DoT")):
         with_ratio=False)
 
 # 7. waits on the network with and without refresh-ahead (both sides HostPin: a count, no ratio)
-r_names = meta.get("refresh_names", "1000")
+r_names = f'{int(meta.get("refresh_names", "1000")):,}'
 r_seconds = meta.get("refresh_seconds", "10")
 row("7", f"lookups that waited on the network after warm-up ({r_names} names with TTL 1 s asked in a loop for "
     f"{r_seconds} s by 8 tasks): refresh-ahead on (0.8) vs off", "refresh.on.waits", "refresh.off.waits", count, True,
