@@ -36,7 +36,7 @@ with open(os.path.join(run_dir, "meta.env")) as f:
 notes_path = os.path.join(run_dir, "notes.txt")
 notes = [l.strip() for l in open(notes_path)] if os.path.exists(notes_path) else []
 notes = [n for n in notes if n]
-all_items = ["1", "2", "3", "4", "5", "6"]
+all_items = ["1", "2", "3", "4", "5", "6", "7"]
 items = meta.get("items", " ".join(all_items)).split()
 partial = items != all_items
 
@@ -191,6 +191,17 @@ for t, text in (("doh", "DoH"), ("dot", "DoT")):
         f"enc.hostpin.{t}.handshakes", f"enc.dnsperf.{t}.handshakes", count, True, peer_label=f"dnsperf -m {t}",
         with_ratio=False)
 
+# 7. waits on the network with and without refresh-ahead (both sides HostPin: a count, no ratio)
+r_names = f'{int(meta.get("refresh_names", "1000")):,}'
+r_seconds = meta.get("refresh_seconds", "10")
+row("7", f"lookups that waited on the network after warm-up ({r_names} names with TTL 1 s asked in a loop for "
+    f"{r_seconds} s by 8 tasks): refresh-ahead on (0.8) vs off", "refresh.on.waits", "refresh.off.waits", count, True,
+    goal_abs=0, peer_label="refresh-ahead off", goal_text="0 with refresh-ahead", with_ratio=False)
+row("7", "the same, from one TTL (1 s) into the loop", "refresh.on.waits.late", "refresh.off.waits.late", count, True,
+    peer_label="refresh-ahead off", with_ratio=False)
+row("7", "the same: lookups per second, all 8 tasks", "refresh.on.lookups.per.s", "refresh.off.lookups.per.s", qps,
+    False, peer_label="refresh-ahead off")
+
 # ------------------------------------------------------------------ RESULTS.md
 
 def m(key, fmt, default="—"):
@@ -290,6 +301,21 @@ if "6" in items:
             hs = m(key + ".handshakes", count) if t != "udp" else "—"
             lines.append(f"| {side_text}, {text} | {m(key + '.qps', qps)} | {spread(key + '.qps', qps)} | "
                          f"{m(key + '.wallqps', qps)} | {hs} |")
+    lines.append("")
+if "7" in items:
+    lines.append(f"**7. Waits on the network** (`HostPinBench refresh`: {r_names} names `rNNNN.refresh.test` with TTL "
+                 "1 s on the benchmark's NSD, resolved once (warm-up), then asked by 8 tasks in a loop for "
+                 f"{r_seconds} s through one `CachingResolver` over a `TrustedResolver`, library defaults but "
+                 "refresh-ahead; each lookup is `resolveDetailed` and counts as a wait when its answer came from "
+                 "`upstream` — the caller waited for a resolution, its own or one it joined — or it failed; every "
+                 "task yields every 64 lookups):\n")
+    lines.append("| refresh-ahead | lookups | waits | waits after 1 s | stale | failures | refreshes | longest lookup |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for mode, text in (("on", "on (0.8 of the TTL)"), ("off", "off")):
+        key = f"refresh.{mode}"
+        lines.append(f"| {text} | {m(key + '.lookups', count)} | {m(key + '.waits', count)} | "
+                     f"{m(key + '.waits.late', count)} | {m(key + '.stale', count)} | {m(key + '.failures', count)} | "
+                     f"{m(key + '.refreshes', count)} | {m(key + '.longest.us', us)} |")
     lines.append("")
 if notes:
     lines.append("## Notes from this run\n")

@@ -1,13 +1,17 @@
 import Foundation
 import HostPin
 
-/// The cache options of the commands that keep a cache (`--cache-file`, `--max-stale`, and for the
-/// long-running ones `--preresolve`), parsed in one place, and what they do at start and at exit.
+/// The cache options of the commands that keep a cache (`--cache-file`, `--max-stale`,
+/// `--stale-answer-timeout`, and for the long-running ones `--preresolve`), parsed in one place, and what
+/// they do at start and at exit.
 struct CacheOptions: Sendable {
     /// `--cache-file FILE`: loaded at start, written every ``savePeriod`` and at a clean exit.
     let cacheFile: String?
     /// `--max-stale SECONDS`: how long an expired answer may be served stale; 0 turns serve-stale off.
     let maximumStale: UInt32
+    /// `--stale-answer-timeout SECONDS`: how long a caller waits for the upstreams before an expired answer
+    /// is served stale (RFC 8767 §5's client response timer); 0 serves it at once.
+    let staleAnswerTimeout: Duration
     /// `--preresolve FILE`: names resolved into the cache before the command starts serving.
     let preresolve: [HostName]
 
@@ -15,6 +19,10 @@ struct CacheOptions: Sendable {
     static let defaultMaximumStale = ResolutionCache.Policy().maximumStale
     /// The range `--max-stale` accepts: up to a year.
     static let maximumStaleRange: ClosedRange<UInt32> = 0...31_536_000
+    /// `--stale-answer-timeout` when not given: the library's default (1.8 s, as RFC 8767 §5 suggests).
+    static let defaultStaleAnswerTimeout = ResolutionCache.Policy().staleAnswerTimeout
+    /// The most `--stale-answer-timeout` accepts, seconds (as `--timeout`).
+    static let staleAnswerTimeoutLimit = 3600.0
     /// How often a long-running command writes its cache file.
     static let savePeriod: Duration = .seconds(300)
     /// The largest `--preresolve` file read.
@@ -22,8 +30,11 @@ struct CacheOptions: Sendable {
 
     /// The help lines for these options; `preresolve` adds `--preresolve`.
     static func helpLines(preresolve: Bool, width: Int) -> String {
-        func option(_ name: String) -> String { "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) }
         let indent = String(repeating: " ", count: width + 2)
+        // A name too long for the column goes on a line of its own, as the upstream options' do.
+        func option(_ name: String) -> String {
+            name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) : "  \(name)\n" + indent
+        }
         var lines = [
             option("--cache-file FILE") + "Start with the answers saved in FILE and save them there again"
                 + (preresolve ? " every \(Int(savePeriod.components.seconds / 60)) minutes and" : "") + " at exit",
@@ -32,6 +43,10 @@ struct CacheOptions: Sendable {
             indent + "cache starts empty.",
             option("--max-stale SECONDS") + "Serve an expired answer, marked stale with TTL 30, for up to SECONDS after",
             indent + "its TTL when no upstream answers (RFC 8767; default \(defaultMaximumStale), one day; 0 never).",
+            option("--stale-answer-timeout SECONDS") + "When an answer has expired but may be served stale, wait at most SECONDS",
+            indent + "for the upstreams, then answer stale (TTL 30) while the query goes on and",
+            indent + "updates the cache (RFC 8767 client response timer; fractions allowed,",
+            indent + "0-\(Int(staleAnswerTimeoutLimit)), default \(seconds(defaultStaleAnswerTimeout)); 0 answers stale at once).",
         ]
         if preresolve {
             lines += [
@@ -42,7 +57,13 @@ struct CacheOptions: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    /// Takes `--cache-file`, `--max-stale` and, when `acceptsPreresolve`, `--preresolve` from `parser`.
+    /// `duration` in seconds as the help text writes it: `1.8`, `0.3`, `2`.
+    private static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
+    }
+
+    /// Takes `--cache-file`, `--max-stale`, `--stale-answer-timeout` and, when `acceptsPreresolve`, `--preresolve` from `parser`.
     /// The `--preresolve` file is read now: an unreadable file or an invalid name in it is a usage error.
     init(parsing parser: inout OptionParser, acceptsPreresolve: Bool) throws(UsageError) {
         cacheFile = try parser.values("--cache-file") { path throws(UsageError) in
@@ -56,6 +77,13 @@ struct CacheOptions: Sendable {
             }
             return seconds
         }.last ?? Self.defaultMaximumStale
+        staleAnswerTimeout = try parser.values("--stale-answer-timeout") { text throws(UsageError) -> Duration in
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= Self.staleAnswerTimeoutLimit else {
+                throw .invalidValue(option: "--stale-answer-timeout",
+                                    reason: "'\(text)' is not a number of seconds from 0 to \(Int(Self.staleAnswerTimeoutLimit))")
+            }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
+        }.last ?? Self.defaultStaleAnswerTimeout
         if acceptsPreresolve, let path = try parser.values("--preresolve", { $0 }).last {
             preresolve = try Self.names(in: path)
         } else {
@@ -103,7 +131,7 @@ struct CacheOptions: Sendable {
     ///   default, 0.8 of it): for commands that keep running; a one-shot command asks again only once an
     ///   answer has expired.
     func makeCache(maximumEntries: Int = ResolutionCache.Limits().maximumEntries, refreshAhead: Bool) -> ResolutionCache {
-        var policy = ResolutionCache.Policy(maximumStale: maximumStale)
+        var policy = ResolutionCache.Policy(maximumStale: maximumStale, staleAnswerTimeout: staleAnswerTimeout)
         if !refreshAhead { policy.refreshAhead = 0 }
         return ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: maximumEntries), policy: policy)
     }

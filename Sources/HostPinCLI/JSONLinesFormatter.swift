@@ -4,11 +4,14 @@ import HostPin
 /// Formats outcomes as JSON Lines: one object per line, keys sorted so output is stable and diffable.
 ///
 /// A resolution becomes `{"addresses":[{"address","family","ttl"}],"cnames":[{"alias","target","ttl"}],
-/// "name","receivedAt","source","ttl","upstream"}`; a failure `{"code","error","name"}`. `family` is the
-/// number 4 or 6, TTLs are seconds, `upstream` is the upstream as written (`"ip:port"`, `"https://…"`,
+/// "name","receivedAt","source","ttl","upstream"}`; a failure `{"code","error","name","source"}`. `family`
+/// is the number 4 or 6, TTLs are seconds, `upstream` is the upstream as written (`"ip:port"`, `"https://…"`,
 /// `"tls://…"`) or `null`, `source` says where the answer came from (`upstream`, `cache`, `stale` — served
 /// after its TTL because no upstream answered, its TTLs the stale TTL —, `literal`, `pinned`,
-/// `untrusted`), and `receivedAt` is RFC 3339 in
+/// `untrusted`) and, for a failure, where the failure did: NXDOMAIN and NODATA from `upstream`,
+/// `negativeCache` (RFC 2308 §5), `literal` or `untrusted`; no answer at all from `upstream` (every
+/// trusted upstream failed, or the budget ran out) or `untrusted` (the local resolver); `null` when no
+/// server was asked (an invalid name, no resolver). `receivedAt` is RFC 3339 in
 /// UTC with milliseconds (`2025-01-31T12:00:00.123Z`), so two answers received in the same second still
 /// order correctly.
 ///
@@ -34,7 +37,8 @@ enum JSONLinesFormatter {
         case .success(let resolution):
             object(for: resolution)
         case .failure(let error):
-            ["name": nameText, "error": untrusted ? error.untrustedDescription : error.description, "code": error.jsonCode]
+            ["name": nameText, "error": untrusted ? error.untrustedDescription : error.description, "code": error.jsonCode,
+             "source": error.source(askedOf: untrusted ? .untrusted : .upstream).map { $0.rawValue as Any } ?? NSNull()]
         }
     }
 
@@ -91,14 +95,45 @@ enum JSONLinesFormatter {
         case .success(let resolution):
             appendObject(for: resolution, to: &bytes)
         case .failure(let error):
-            appendASCII(#"{"code":"#, to: &bytes)
-            appendString(error.jsonCode, to: &bytes)
-            appendASCII(#","error":"#, to: &bytes)
-            appendString(untrusted ? error.untrustedDescription : error.description, to: &bytes)
-            appendASCII(#","name":"#, to: &bytes)
-            appendString(nameText, to: &bytes)
-            bytes.append(UInt8(ascii: "}"))
+            appendFailure(error, nameText: nameText, untrusted: untrusted,
+                          source: error.source(askedOf: untrusted ? .untrusted : .upstream), to: &bytes)
         }
+    }
+
+    /// Appends the line for one outcome of a trusted ``HostResolver/resolveDetailed(_:family:)``, without
+    /// the newline: addresses as ``appendObject(for:to:)``, NXDOMAIN and NODATA as the failure object whose
+    /// `source` is the negative answer's own (`upstream`, `negativeCache`, `literal`).
+    static func appendLine(for outcome: Result<ResolutionOutcome, ResolutionError>, nameText: String,
+                           to bytes: inout [UInt8]) {
+        switch outcome {
+        case .success(let detailed):
+            switch detailed.answer {
+            case .addresses(let resolution):
+                appendObject(for: resolution, to: &bytes)
+            case .negative(let negative):
+                appendFailure(negative.error, nameText: nameText, untrusted: false, source: negative.source, to: &bytes)
+            }
+        case .failure(let error):
+            appendFailure(error, nameText: nameText, untrusted: false, source: error.source(askedOf: .upstream), to: &bytes)
+        }
+    }
+
+    /// Appends the failure object `{"code","error","name","source"}`, keys in alphabetical order.
+    private static func appendFailure(_ error: ResolutionError, nameText: String, untrusted: Bool,
+                                      source: Resolution.Source?, to bytes: inout [UInt8]) {
+        appendASCII(#"{"code":"#, to: &bytes)
+        appendString(error.jsonCode, to: &bytes)
+        appendASCII(#","error":"#, to: &bytes)
+        appendString(untrusted ? error.untrustedDescription : error.description, to: &bytes)
+        appendASCII(#","name":"#, to: &bytes)
+        appendString(nameText, to: &bytes)
+        appendASCII(#","source":"#, to: &bytes)
+        if let source {
+            appendString(source.rawValue, to: &bytes)
+        } else {
+            appendASCII("null", to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Appends the object of ``object(for:)`` for `resolution`, keys in alphabetical order.

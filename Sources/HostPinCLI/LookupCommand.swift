@@ -7,7 +7,8 @@ struct LookupCommand: Subcommand {
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--json]"
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] "
+        + "[--stale-answer-timeout SECONDS] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -60,9 +61,11 @@ struct LookupCommand: Subcommand {
           with the name (`nx.example.test: NXDOMAIN ...`, `www.example.test: no trusted upstream
           answered: ...`).
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
-          ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code}
-          (and the sentence on standard error). The exit status is the highest of 3, 2 and 1 that any
-          name ended with.
+          ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code,
+          source} (and the sentence on standard error); a failure's source is where it came from:
+          upstream or negativeCache (NXDOMAIN, NODATA), upstream (no answer), or null (nothing was
+          asked: an invalid name). The exit status is the highest of 3, 2 and 1 that any name ended
+          with.
 
         \(UpstreamSelection.helpSection)
 
@@ -91,7 +94,7 @@ struct LookupCommand: Subcommand {
     let cacheSize: Int
     /// `--json`.
     let json: Bool
-    /// `--cache-file`, `--max-stale`.
+    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`.
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
@@ -157,7 +160,8 @@ struct LookupCommand: Subcommand {
                 return .failure(error)
             case .success(let resolver):
                 do throws(ResolutionError) {
-                    return .success(try await resolver.resolve(name, family: family))
+                    // Detailed: NXDOMAIN and NODATA keep where they came from (the JSON object's source).
+                    return .success(try await resolver.resolveDetailed(name, family: family))
                 } catch {
                     return .failure(error)
                 }
@@ -172,7 +176,7 @@ struct LookupCommand: Subcommand {
     /// A name's end, ready to print.
     enum Finished: Sendable {
         /// The outcome for the name as given.
-        case outcome(Result<Resolution, ResolutionError>, name: String)
+        case outcome(Result<ResolutionOutcome, ResolutionError>, name: String)
         /// The input could not be read further: the sentence.
         case unreadable(String)
     }
@@ -187,7 +191,7 @@ struct LookupCommand: Subcommand {
                     bytes.append(UInt8(ascii: "\n"))
                 }
             }
-            switch outcome {
+            switch outcome.flatMap(\.addresses) {
             case .success(let resolution):
                 if !json { Console.out(lines: DigFormatter.lines(for: resolution)) }
                 return .success
@@ -202,7 +206,7 @@ struct LookupCommand: Subcommand {
     }
 
     private enum Event: Sendable {
-        case resolved(index: Int, outcome: Result<Resolution, ResolutionError>)
+        case resolved(index: Int, outcome: Result<ResolutionOutcome, ResolutionError>)
         case read([LookupEntry])
     }
 
@@ -216,7 +220,7 @@ struct LookupCommand: Subcommand {
     /// printed while a slow pipe is waited for. Once standard output fails, nothing new starts.
     static func resolveInOrder(
         _ feed: any LookupFeed, concurrency: Int,
-        resolve: @escaping @Sendable (HostName) async -> Result<Resolution, ResolutionError>,
+        resolve: @escaping @Sendable (HostName) async -> Result<ResolutionOutcome, ResolutionError>,
         report: (Finished) -> ExitStatus
     ) async -> ExitStatus {
         await withTaskGroup(of: Event.self) { group in

@@ -10,7 +10,7 @@ struct ProxyCommand: Subcommand {
     static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
-        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
+        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -83,7 +83,7 @@ struct ProxyCommand: Subcommand {
     let proxyOptions: ProxyOptions
     let resolverConfiguration: TrustedResolver.Configuration
     let family: AddressFamily
-    /// `--cache-file`, `--max-stale`, `--preresolve`.
+    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {

@@ -16,6 +16,17 @@ extension ResolutionError {
         }
     }
 
+    /// Where the failure came from, for the `source` of a `--json` error object, when the resolver asked
+    /// was `asked` (`upstream` for the trusted upstreams, `untrusted` for the local resolver): NXDOMAIN,
+    /// NODATA and getting no answer came from there; a bad name, no upstream, a resolver that could not be
+    /// set up and a cancellation came from no server (`nil`).
+    func source(askedOf asked: Resolution.Source) -> Resolution.Source? {
+        switch self {
+        case .nxdomain, .nodata, .upstreamsFailed, .timeout: asked
+        case .badName, .noUpstreams, .cancelled, .setupFailed: nil
+        }
+    }
+
     /// Whether the error is an answer about the name (NXDOMAIN, NODATA) rather than a failure to get one.
     var isNegativeAnswer: Bool {
         switch self {

@@ -12,7 +12,7 @@ struct ServeCommand: Subcommand {
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
-        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
+        + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -81,7 +81,7 @@ struct ServeCommand: Subcommand {
     let family: AddressFamily
     let rules: Rules
     let blockedAnswer: BlockedAnswer
-    /// `--cache-file`, `--max-stale`, `--preresolve`.
+    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {

@@ -79,6 +79,28 @@ import Glibc
                                                  "--max-stale", "-1"])
         #expect(stale.status == 2)
         #expect(stale.standardError.contains("invalid value for '--max-stale'"))
+        for value in ["-1", "3601", "soon", "nan"] {
+            let timer = try await HostPinBinary.run(["lookup", "www.example.test", "--server", "\(lab.trustedDNS)",
+                                                     "--stale-answer-timeout", value])
+            #expect(timer.status == 2)
+            #expect(timer.standardError.contains("invalid value for '--stale-answer-timeout'"), "\(timer.standardError)")
+            #expect(timer.standardError.contains("is not a number of seconds from 0 to 3600"))
+        }
+    }
+
+    @Test func expiredAnswerComesStaleAfterTheStaleAnswerTimeoutNotTheBudget() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let first = try await lookup(server, "short.example.test", "--family", "4")
+        #expect(first.status == 0, "\(first.standardError)")
+        try await Task.sleep(for: .milliseconds(1100))  // short.example.test's TTL (1 s) runs out
+        try server.setMode(.drop)
+
+        let started = ContinuousClock.now
+        let stale = try await HostPinBinary.run(["lookup", "short.example.test", "--family", "4", "--server", "\(server.address)",
+                                                 "--timeout", "20", "--stale-answer-timeout", "0.3", "--cache-file", cacheFile])
+        #expect(ContinuousClock.now - started < .seconds(10), "the stale answer waited for the budget (20 s)")
+        #expect(stale.status == 0, "\(stale.standardError)")
+        #expect(stale.standardOutput == "short.example.test. 30 IN A 127.0.0.10 ; stale\n")
     }
 
     @Test func proxyPreresolvesSavesAtExitAndRestartsWarm() async throws {

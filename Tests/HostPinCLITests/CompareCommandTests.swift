@@ -111,6 +111,12 @@ import Testing
         let result = try await compare("www.example.test", local: SilentUpstream.closedPort)
         #expect(result.status == 5)
         #expect(result.standardOutput.hasSuffix("verdict: inconclusive\n"))
+        let json = try await compare("www.example.test", local: SilentUpstream.closedPort, "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let local = try #require(object["local"] as? [String: Any])
+        #expect(local["code"] as? String == "upstreams_failed")
+        #expect(local["source"] as? String == "untrusted")  // the failure came from the local resolver
+        #expect((object["trusted"] as? [String: Any])?["source"] as? String == "upstream")
     }
 
     @Test func failingTrustedSideExitsThreeWithoutAVerdict() async throws {
@@ -156,6 +162,7 @@ import Testing
         #expect(object["verdict"] is NSNull)
         #expect((object["reasons"] as? [Any])?.isEmpty == true)
         #expect((object["trusted"] as? [String: Any])?["code"] as? String == "upstreams_failed")
+        #expect((object["trusted"] as? [String: Any])?["source"] as? String == "upstream")
     }
 
     @Test func severalNamesGetAnObjectEachInOrder() async throws {

@@ -176,6 +176,7 @@ import Testing
                 + "local resolver answers it with 10.0.0.1: NXDOMAIN rewritten (typically to an ad or search page)"],
         ])
         #expect((object["trusted"] as? [String: Any])?["code"] as? String == "nxdomain")
+        #expect((object["trusted"] as? [String: Any])?["source"] as? String == "upstream")
     }
 
     // MARK: several names

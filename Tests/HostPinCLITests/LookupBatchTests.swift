@@ -104,6 +104,7 @@ import Testing
         #expect(objects.count == 2)
         #expect(objects.first?["name"] as? String == "bad..name")
         #expect(objects.first?["code"] as? String == "bad_name")
+        #expect(objects.first?["source"] is NSNull)  // no server was asked
         #expect(objects.first?["error"] as? String
                     == "'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)")
         #expect(objects.last?["name"] as? String == "www.example.test")

@@ -66,11 +66,34 @@ import Testing
         let objects = try objects(result)
         #expect(objects.count == 3)
         #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "outside.invalid"])
-        #expect(Set(objects[0].keys) == ["name", "error", "code"])
+        #expect(Set(objects[0].keys) == ["name", "error", "code", "source"])
         #expect(objects[0]["code"] as? String == "nxdomain")
         #expect(objects[0]["error"] as? String == "nx.example.test: NXDOMAIN (the name does not exist)")
+        #expect(objects[0]["source"] as? String == "upstream")
         #expect(objects[1]["source"] as? String == "upstream")
         #expect(objects[2]["code"] as? String == "upstreams_failed")
+        #expect(objects[2]["source"] as? String == "upstream")  // NSD refuses names outside its zone
+    }
+
+    @Test func failureSourceSaysWhetherTheNegativeAnswerCameFromTheUpstreamOrTheNegativeCache() async throws {
+        // One name at a time: the second of each pair finds the first's answer in the cache.
+        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "nx.example.test", "v6only.example.test",
+                                                  "v6only.example.test", "--family", "4", "--concurrency", "1", "--json",
+                                                  "--server", "\(lab.trustedDNS)"])
+        #expect(result.status == 1)
+        let objects = try objects(result)
+        #expect(objects.map { $0["code"] as? String } == ["nxdomain", "nxdomain", "nodata", "nodata"])
+        #expect(objects.map { $0["source"] as? String } == ["upstream", "negativeCache", "upstream", "negativeCache"])
+        #expect(objects.allSatisfy { Set($0.keys) == ["name", "error", "code", "source"] })
+    }
+
+    @Test func literalWithoutAnAddressOfTheFamilyIsNodataFromTheLiteral() async throws {
+        let result = try await HostPinBinary.run(["lookup", "127.0.0.1", "--family", "6", "--json",
+                                                  "--server", "\(lab.trustedDNS)"])
+        #expect(result.status == 1)
+        let object = try #require(try objects(result).first)
+        #expect(object["code"] as? String == "nodata")
+        #expect(object["source"] as? String == "literal")
     }
 
     @Test func nodataHasItsCode() async throws {
@@ -91,6 +114,7 @@ extension LookupJSONTests {
                 #expect(result.status == 3)
                 let object = try #require(try objects(result).first)
                 #expect(object["code"] as? String == "timeout")
+                #expect(object["source"] as? String == "upstream")
                 // The library may append the failures it saw before the budget ran out: "(ip:port: timeout)".
                 let error = try #require(object["error"] as? String)
                 #expect(error.hasPrefix("no trusted upstream answered within 100 ms"))

@@ -40,6 +40,30 @@ import Testing
         #expect(CacheTestSupport.queries(server, for: name.text) == 2)
     }
 
+    @Test func nodataIsCachedForTheSOAsNegativeTTLThenAskedAgain() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock)
+        let name = try HostName.parse("www.example.test")  // A only: AAAA is NODATA
+        let first = try await resolver.resolveDetailed(name, family: .v6)
+        let negative = try #require(first.negativeAnswer)
+        #expect(negative.kind == .nodata)
+        #expect(negative.soa == CacheTestSupport.zoneSOA)
+        #expect(negative.cnames.isEmpty)
+        #expect(first.ttlLeft == 60)  // min(SOA TTL 60 as sent, MINIMUM 60)
+        #expect(CacheTestSupport.queries(server, for: name.text) == 1)
+
+        clock.advance(by: .seconds(59))
+        let cached = try await resolver.resolveDetailed(name, family: .v6)
+        #expect(cached.source == .negativeCache)
+        #expect(cached.ttlLeft == 1)
+        #expect(CacheTestSupport.queries(server, for: name.text) == 1)
+
+        clock.advance(by: .seconds(1))
+        #expect(try await resolver.resolveDetailed(name, family: .v6).source == .upstream)
+        #expect(CacheTestSupport.queries(server, for: name.text) == 2)
+    }
+
     @Test func nodataIsCachedWithItsChainForTheChainsShortestTTL() async throws {
         let server = try await FaultServer(upstream: lab.trustedDNS)
         let clock = ManualClock()

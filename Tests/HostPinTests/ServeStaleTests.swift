@@ -92,6 +92,91 @@ import Testing
         #expect(after.ttl == 3600)
     }
 
+    @Test func staleAnswerComesAfterTheClientResponseTimerNotTheBudgetWhileTheQueryGoesOn() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        // The upstream drops every query, so only the budget (20 s) would end the resolution.
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock,
+                                                     policy: .init(staleAnswerTimeout: .milliseconds(300)),
+                                                     timeout: .seconds(20), budget: .seconds(20))
+        let name = try HostName.parse("www.example.test")
+        let fresh = try await resolver.resolve(name, family: .v4)
+        try server.setMode(.drop)
+        clock.advance(by: .seconds(3600))
+
+        let started = ContinuousClock.now
+        let stale = try await resolver.resolveDetailed(name, family: .v4)
+        #expect(ContinuousClock.now - started < .seconds(10), "the stale answer waited for the budget")
+        let resolution = try #require(stale.resolution)
+        #expect(resolution.source == .stale)
+        #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(resolution.ttl == 30)
+        #expect(resolution.receivedAt == fresh.receivedAt)
+        // The resolution goes on; a second caller waits for it no longer than the first, and joins it
+        // rather than asking again (single-flight).
+        #expect(resolver.flightsInProgress == 1)
+        #expect(try await resolver.resolve(name, family: .v4).source == .stale)
+        #expect(resolver.flightsInProgress == 1)
+        let deadline = ContinuousClock.now + .seconds(5)  // the fault server logs each query as it arrives
+        while CacheTestSupport.queries(server, for: name.text) < 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(CacheTestSupport.queries(server, for: name.text) == 2)
+        #expect(resolver.cache.statistics.staleServed == 2)
+    }
+
+    @Test func answerArrivingAfterTheStaleOneUpdatesTheCache() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock,
+                                                     policy: .init(staleAnswerTimeout: .milliseconds(300)),
+                                                     timeout: .seconds(20), budget: .seconds(20))
+        let name = try HostName.parse("www.example.test")
+        let fresh = try await resolver.resolve(name, family: .v4)
+        // The upstream answers, but only after 5 s: long after the timer.
+        try server.setMode(.delay(.seconds(5)))
+        clock.advance(by: .seconds(3600))
+        #expect(try await resolver.resolve(name, family: .v4).source == .stale)
+
+        try await CacheTestSupport.waitForFlights(resolver)
+        let updated = try await resolver.resolveDetailed(name, family: .v4)
+        let resolution = try #require(updated.resolution)
+        #expect(resolution.source == .cache)
+        #expect(resolution.ttl == 3600)
+        #expect(resolution.receivedAt > fresh.receivedAt)
+        #expect(updated.ttlLeft == 3600)
+        #expect(CacheTestSupport.queries(server, for: name.text) == 2)
+        #expect(resolver.cache.statistics.staleServed == 1)
+    }
+
+    @Test func zeroStaleAnswerTimeoutAnswersStaleAtOnceAndRefreshesBehind() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock, policy: .init(staleAnswerTimeout: .zero))
+        let name = try HostName.parse("cdn.example.test")
+        _ = try await resolver.resolve(name, family: .v4)
+        clock.advance(by: .seconds(3600))
+        // The upstream answers at once, yet the caller does not wait for it.
+        #expect(try await resolver.resolve(name, family: .v4).source == .stale)
+        try await CacheTestSupport.waitForFlights(resolver)
+        #expect(try await resolver.resolve(name, family: .v4).source == .cache)
+        #expect(CacheTestSupport.queries(server, for: name.text) == 2)
+    }
+
+    @Test func upstreamAnsweringWithinTheTimerGivesTheFreshAnswer() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        let resolver = try CacheTestSupport.resolver(server.address, clock: clock,
+                                                     policy: .init(staleAnswerTimeout: .seconds(60)))
+        let name = try HostName.parse("www.example.test")
+        _ = try await resolver.resolve(name, family: .v4)
+        clock.advance(by: .seconds(3600))
+        let answer = try await resolver.resolve(name, family: .v4)
+        #expect(answer.source == .upstream)
+        #expect(answer.ttl == 3600)
+        #expect(resolver.cache.statistics.staleServed == 0)
+    }
+
     @Test func staleNeverHidesANXDOMAINGivenSince() async throws {
         let labZone = try String(contentsOf: Lab.repositoryRoot.appendingPathComponent("zones/example.test.zone"),
                                  encoding: .utf8)

@@ -9,7 +9,10 @@ import Synchronization
 ///   with the callers waiting at that moment but never cached.
 /// - Serve-stale (RFC 8767): when every upstream fails or the time budget runs out, an expired answer
 ///   kept for at most ``ResolutionCache/Policy/maximumStale`` is returned instead of the error, with
-///   source ``Resolution/Source/stale`` and every TTL ``ResolutionCache/Policy/staleTTL``. From then on
+///   source ``Resolution/Source/stale`` and every TTL ``ResolutionCache/Policy/staleTTL``; so is it when
+///   the upstreams have not answered within ``ResolutionCache/Policy/staleAnswerTimeout`` (RFC 8767 §5's
+///   client response timer, 1.8 s), while the resolution goes on in the background and updates the cache
+///   when it succeeds. Once an upstream failure has been seen,
 ///   the name is answered stale at once, and refreshed in the background at most once per
 ///   ``ResolutionCache/Policy/refreshRetryInterval``, one refresh at a time, until an upstream answers
 ///   again or the entry is too old. An NXDOMAIN or NODATA from an upstream replaces the entry: a stale
@@ -36,8 +39,9 @@ public final class CachingResolver: HostResolver {
     /// Returns the cached resolution for `name` and `family` while it is fresh (source
     /// ``Resolution/Source/cache``, TTL and `receivedAt` as first received), otherwise resolves through
     /// `upstream` (joining a resolution already running for the same key) and caches a positive answer
-    /// for its TTL, a negative one for its SOA's negative TTL; when the upstream fails, an expired answer
-    /// may be served stale (source ``Resolution/Source/stale``).
+    /// for its TTL, a negative one for its SOA's negative TTL; when the upstream fails, or has not answered
+    /// within ``ResolutionCache/Policy/staleAnswerTimeout``, an expired answer may be served stale (source
+    /// ``Resolution/Source/stale``).
     ///
     /// - Throws: ``ResolutionError/nxdomain(_:)`` and ``ResolutionError/nodata(_:_:)`` from the upstream or
     ///   the cache; what `upstream` throws, shared by every caller that waited for the same resolution,
@@ -98,11 +102,15 @@ public final class CachingResolver: HostResolver {
                 let index = next
                 next += 1
                 group.addTask {
+                    // One return after the do/catch: returning the tuple from both of its branches is
+                    // miscompiled at -O (docs/ARCHITECTURE.md, "Known traps").
+                    let result: Result<ResolutionOutcome, ResolutionError>
                     do throws(ResolutionError) {
-                        return (index, .success(try await self.resolveDetailed(names[index], family: family)))
+                        result = .success(try await self.resolveDetailed(names[index], family: family))
                     } catch {
-                        return (index, .failure(error))
+                        result = .failure(error)
                     }
+                    return (index, result)
                 }
             }
             while next < min(names.count, max(1, concurrency)) { startNext() }
@@ -119,16 +127,20 @@ public final class CachingResolver: HostResolver {
 
     /// The path of a lookup that found no fresh entry (`found`, at monotonic `now`): the stale answer at
     /// once for a name already served stale (starting a background refresh when one is due), else the
-    /// shared upstream resolution.
+    /// shared upstream resolution — waited for at most the stale-answer timeout when an expired entry may
+    /// stand in.
     private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64)
         async throws(ResolutionError) -> ResolutionOutcome
     {
         let key = ResolutionCache.Key(name: name, family: family)
-        if case .expired(let entry) = found, entry.servingStale.load(ordering: .relaxed),
-           let stale = cache.staleOutcome(of: entry) {
-            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
-            cache.countStaleServed()
-            return stale
+        var standIn: Resolution?
+        if case .expired(let entry) = found, case .positive(let resolution) = entry.content {
+            if entry.servingStale.load(ordering: .relaxed) {
+                if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+                cache.countStaleServed()
+                return cache.staleOutcome(of: resolution)
+            }
+            standIn = resolution
         }
         let (flight, leads) = flights.withLock { flights -> (Flight, Bool) in
             if let running = flights[key] { return (running, false) }
@@ -137,9 +149,48 @@ public final class CachingResolver: HostResolver {
             return (flight, true)
         }
         if leads { launch(flight, for: key, refreshing: nil) }
+        if let standIn { return try await staleUnlessAnswered(flight, standIn: standIn).get() }
         let outcome = try await flight.wait()
         if outcome.source == .stale { cache.countStaleServed() }
         return outcome
+    }
+
+    /// Waits for `flight` at most ``ResolutionCache/Policy/staleAnswerTimeout`` (RFC 8767 §5, the client
+    /// response timer): its outcome when it ends first; else `standIn`, the expired answer, served stale
+    /// while the flight goes on for the cache.
+    private func staleUnlessAnswered(_ flight: Flight, standIn: Resolution) async -> Result<ResolutionOutcome, ResolutionError> {
+        // Every resolution ends within its budget, far below a day: a longer sleep would only risk
+        // overflowing the clock's deadline.
+        let timeout = min(cache.policy.staleAnswerTimeout, .seconds(86_400))
+        if timeout > .zero {
+            // Two children race: the flight's waiter and a timer; the loser is cancelled (a cancelled waiter
+            // leaves the flight to its other waiters).
+            let first = await withTaskGroup(of: Result<ResolutionOutcome, ResolutionError>?.self) { group in
+                group.addTask {
+                    // One return after the do/catch, as in `preresolve` (docs/ARCHITECTURE.md, "Known traps").
+                    let outcome: Result<ResolutionOutcome, ResolutionError>?
+                    do throws(ResolutionError) {
+                        outcome = .success(try await flight.wait())
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    return outcome
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return await group.next() ?? nil
+            }
+            if let first {
+                if case .success(let outcome) = first, outcome.source == .stale { cache.countStaleServed() }
+                return first
+            }
+            if Task.isCancelled { return .failure(.cancelled) }
+        }
+        cache.countStaleServed()
+        return .success(cache.staleOutcome(of: standIn))
     }
 
     /// Starts a background refresh of `entry`, whose refresh the caller has claimed, unless a resolution

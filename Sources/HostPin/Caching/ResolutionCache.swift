@@ -51,7 +51,7 @@ public final class ResolutionCache: Sendable {
     }
 
     /// What a ``CachingResolver`` does with the cache's entries beyond their TTL: serve-stale (RFC 8767)
-    /// and refresh-ahead. Every duration is in seconds.
+    /// and refresh-ahead. Every duration is in whole seconds but ``staleAnswerTimeout``, a `Duration`.
     public struct Policy: Sendable, Hashable {
         /// How long an expired positive entry is kept to be served stale when every upstream fails or the
         /// time budget runs out (RFC 8767 §4, "maximum stale timer"). Default 86 400 (one day; RFC 8767
@@ -68,13 +68,24 @@ public final class ResolutionCache: Sendable {
         /// at a time, and a refresh that fails leaves the entry as it was. Default 0.8. A value outside
         /// the open interval 0 to 1 (0, 1, or more) turns refresh-ahead off.
         public var refreshAhead: Double
+        /// How long a caller waits for the upstreams, when the name's entry has expired but may still be
+        /// served stale, before it gets the stale answer instead (RFC 8767 §5, "client response timer"; the
+        /// RFC suggests 1.8 seconds). The resolution is not cut short: it goes on in the background, single-
+        /// flight as ever, and its answer replaces the entry (an NXDOMAIN or NODATA removes it); if it
+        /// fails, the name is served stale at once from then on. Measured on the real (continuous) clock,
+        /// not the cache's ``MonotonicClock``. Default 1.8 seconds. Zero (or less) answers stale at once
+        /// and refreshes in the background; a timeout at least as long as the upstream's time budget
+        /// (``TrustedResolver/Configuration/budget``) never fires first: the caller waits for the
+        /// upstreams, and gets the stale answer only once every upstream has failed.
+        public var staleAnswerTimeout: Duration
 
         public init(maximumStale: UInt32 = 86_400, staleTTL: UInt32 = 30, refreshRetryInterval: UInt32 = 30,
-                    refreshAhead: Double = 0.8) {
+                    refreshAhead: Double = 0.8, staleAnswerTimeout: Duration = .milliseconds(1800)) {
             self.maximumStale = maximumStale
             self.staleTTL = staleTTL
             self.refreshRetryInterval = refreshRetryInterval
             self.refreshAhead = refreshAhead
+            self.staleAnswerTimeout = staleAnswerTimeout
         }
     }
 
@@ -138,7 +149,7 @@ public final class ResolutionCache: Sendable {
     ///   - limits: TTL clamps (defaults 0 and 86 400 seconds), the negative TTL cap (900 seconds) and the
     ///     entry limit (default 100 000).
     ///   - policy: Serve-stale and refresh-ahead (defaults: one day of stale, 30-second stale TTL and
-    ///     retry, refresh after 0.8 of the TTL).
+    ///     retry, a stale answer after 1.8 seconds without an upstream's, refresh after 0.8 of the TTL).
     ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC_COARSE` by default.
     public init(limits: Limits = Limits(), policy: Policy = Policy(), clock: any MonotonicClock = SystemMonotonicClock()) {
         self.limits = limits
@@ -194,8 +205,12 @@ public final class ResolutionCache: Sendable {
     /// record's TTL ``Policy/staleTTL``; `nil` for a negative entry.
     func staleOutcome(of entry: CacheShard.Entry) -> ResolutionOutcome? {
         guard case .positive(let resolution) = entry.content else { return nil }
-        return ResolutionOutcome(answer: .addresses(resolution.stale(ttl: policy.staleTTL)), ttlLeft: policy.staleTTL,
-                                 age: 0)
+        return staleOutcome(of: resolution)
+    }
+
+    /// `resolution`, an expired positive entry's answer, served stale.
+    func staleOutcome(of resolution: Resolution) -> ResolutionOutcome {
+        ResolutionOutcome(answer: .addresses(resolution.stale(ttl: policy.staleTTL)), ttlLeft: policy.staleTTL, age: 0)
     }
 
     /// Counts a stale answer given to a caller.
