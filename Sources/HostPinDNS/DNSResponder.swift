@@ -3,8 +3,9 @@ import HostPin
 /// The stub's answers, without sockets: one DNS message in, its response out.
 ///
 /// A query is read (``IncomingMessage``), planned from the rules (``QueryPlan``), resolved through the
-/// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, its replies kept in a
-/// cache of their own for their TTL) when it asks for another type, and written back
+/// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, one upstream exchange for
+/// all the clients asking the same question at once, its replies kept in a cache of their own for their
+/// TTL) when it asks for another type, and written back
 /// (``ResponseWriter``), all with ldns.
 /// The ``DNSServer`` wraps it in UDP and TCP sockets; tests and other servers can call it directly.
 public struct DNSResponder: Sendable {
@@ -23,6 +24,8 @@ public struct DNSResponder: Sendable {
     /// The forwarder's replies, kept for their TTL (at most the ``resolver``'s cache's
     /// ``ResolutionCache/Limits/maximumTTL``).
     let forwardCache: ForwardCache
+    /// The forwarded questions being asked upstream (single-flight), their replies kept in ``forwardCache``.
+    let forwardFlights: ForwardFlights
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
                 blockedAnswer: BlockedAnswer = .nxdomain, udpPayloadSize: UInt16 = 1232) {
@@ -32,6 +35,7 @@ public struct DNSResponder: Sendable {
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)
         forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL)
+        forwardFlights = ForwardFlights(cache: forwardCache)
     }
 
     /// The response to `message`.
@@ -68,8 +72,9 @@ public struct DNSResponder: Sendable {
         }
     }
 
-    /// The response to `query` from the forward cache, or from `forwarder`'s reply (then kept); SERVFAIL
-    /// when no upstream answered; `nil` when the calling task was cancelled.
+    /// The response to `query` from the forward cache, or from `forwarder`'s reply, shared with every
+    /// client asking the same question meanwhile and kept (``ForwardFlights``); SERVFAIL when no upstream
+    /// answered or the reply does not answer this question; `nil` when the calling task was cancelled.
     private func forward(_ query: DNSQuery, to forwarder: any DNSForwarder, over transport: DNSTransport) async -> [UInt8]? {
         let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
         // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
@@ -80,19 +85,15 @@ public struct DNSResponder: Sendable {
            let relayed = ResponseWriter.relay(reply, to: query, age: age, limit: limit, udpPayloadSize: udpPayloadSize) {
             return relayed
         }
-        let reply: [UInt8]
+        let reply: ForwardFlights.Reply
         do throws(ResolutionError) {
-            reply = try await forwarder.forward(question)
+            reply = try await forwardFlights.reply(to: question, from: forwarder)
         } catch {
             guard let failure = DNSAnswer(error) else { return nil }
             return write(failure, query.header, query.question, transport)
         }
-        // A reply that does not answer this question is neither relayed nor kept.
-        guard let relayed = ResponseWriter.relay(reply, to: query, limit: limit, udpPayloadSize: udpPayloadSize) else {
-            return write(.servfail, query.header, query.question, transport)
-        }
-        forwardCache.store(reply, for: question)
-        return relayed
+        return ResponseWriter.relay(reply.wire, to: query, age: reply.age, limit: limit, udpPayloadSize: udpPayloadSize)
+            ?? write(.servfail, query.header, query.question, transport)
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,

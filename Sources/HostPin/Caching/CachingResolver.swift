@@ -25,7 +25,7 @@ public final class CachingResolver: HostResolver {
     public let cache: ResolutionCache
     /// The resolutions running, one per name and family; each is removed when it completes, so the
     /// table holds no more than the distinct names being resolved at once.
-    private let flights = Mutex<[ResolutionCache.Key: Flight]>([:])
+    private let flights = Mutex<[ResolutionCache.Key: Flight<ResolutionOutcome>]>([:])
 
     /// Puts `cache` in front of `upstream`.
     public init(upstream: any HostResolver, cache: ResolutionCache = ResolutionCache()) {
@@ -130,9 +130,9 @@ public final class CachingResolver: HostResolver {
             cache.countStaleServed()
             return stale
         }
-        let (flight, leads) = flights.withLock { flights -> (Flight, Bool) in
+        let (flight, leads) = flights.withLock { flights -> (Flight<ResolutionOutcome>, Bool) in
             if let running = flights[key] { return (running, false) }
-            let flight = Flight()
+            let flight = Flight<ResolutionOutcome>()
             flights[key] = flight
             return (flight, true)
         }
@@ -146,9 +146,9 @@ public final class CachingResolver: HostResolver {
     /// of its name and family is already running (whose answer will replace the entry anyway).
     private func refresh(_ entry: CacheShard.Entry, now: UInt64) {
         let key = ResolutionCache.Key(name: entry.name, family: entry.family)
-        let flight = flights.withLock { flights -> Flight? in
+        let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
             guard flights[key] == nil else { return nil }
-            let flight = Flight()
+            let flight = Flight<ResolutionOutcome>()
             flights[key] = flight
             return flight
         }
@@ -162,7 +162,7 @@ public final class CachingResolver: HostResolver {
 
     /// Runs `flight`: asks `upstream`, keeps the answer in the cache, and hands the outcome to every
     /// waiter. `entry` is the cache entry a background refresh was started for, `nil` for a miss.
-    private func launch(_ flight: Flight, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
+    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
         Task {
