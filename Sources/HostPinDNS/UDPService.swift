@@ -21,11 +21,14 @@ final class UDPService: Sendable {
     /// Answers queries until the socket is shut down or the task cancelled, waits for the answers in
     /// flight (cancelled with it), then closes the socket.
     func run() async {
+        // One read buffer for every datagram (see DatagramSocket.receive(deadline:into:)).
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramSocket.maximumDatagram, alignment: 1)
+        defer { buffer.deallocate() }
         await withDiscardingTaskGroup { group in
             while true {
                 let datagram: Datagram
                 do throws(SocketError) {
-                    datagram = try await socket.receive(deadline: nil)
+                    datagram = try await socket.receive(deadline: nil, into: buffer)
                 } catch {
                     if case .system = error {
                         // Out of memory or buffers: not the client's doing, and retrying at once would spin.
