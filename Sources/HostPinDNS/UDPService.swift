@@ -1,8 +1,10 @@
 import HostPin
 import HostPinNet
 
-/// The stub on one UDP socket: a task receives datagrams one after another and answers each in a child
-/// task of its own, so a query waiting for an upstream does not hold back the cache hits behind it.
+/// The stub on one UDP socket: a task receives datagrams one after another and answers at once those
+/// that wait for nothing (cache hits, rules, refusals: ``DNSResponder/prepare(_:over:)``); each of the
+/// others gets a child task of its own, so a query waiting for an upstream does not hold back the cache
+/// hits behind it. Answering hits in the receiving task spares each a task and two thread hand-offs.
 final class UDPService: Sendable {
     let socket: DatagramSocket
     private let responder: DNSResponder
@@ -38,11 +40,16 @@ final class UDPService: Sendable {
                     return  // closed or cancelled: the server is stopping
                 }
                 if let limiter, !limiter.admit(datagram.source.address) { continue }
+                let prepared = responder.prepare(datagram.bytes, over: .udp)
+                if case .ready(let response) = prepared {
+                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    if let response { _ = try? socket.send(response, to: datagram.source) }
+                    continue
+                }
                 guard inFlight.enter() else { continue }
                 group.addTask { [socket, responder, inFlight] in
                     defer { inFlight.leave() }
-                    guard let response = await responder.respond(to: datagram.bytes, over: .udp) else { return }
-                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    guard let response = await responder.finish(prepared, over: .udp) else { return }
                     _ = try? socket.send(response, to: datagram.source)
                 }
             }

@@ -69,14 +69,34 @@ public final class CachingResolver: HostResolver {
     public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
         -> ResolutionOutcome
     {
+        try await resolveDetailed(name, family: family, countingLookup: true)
+    }
+
+    /// ``resolveDetailed(_:family:)``, for a caller whose ``cachedOutcome(_:family:)`` has just missed:
+    /// with `countingLookup` false the cache statistics do not count that one lookup twice.
+    package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
+        async throws(ResolutionError) -> ResolutionOutcome
+    {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now)
+        let found = cache.find(name, family: family, now: now, counting: countingLookup)
         if case .fresh(let entry) = found {
             if entry.claimRefresh(now: now) { refresh(entry, now: now) }
             return cache.outcome(of: entry, now: now)
         }
         return try await resolveMissing(name, family: family, found: found, now: now)
+    }
+
+    /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
+    /// entry (starting its refresh-ahead as a lookup does); `nil` when it would have to resolve. A caller
+    /// that answers many names (the DNS stub) answers hits at once with it, and starts a task only for
+    /// the rest (then with `countingLookup: false`).
+    package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        let now = cache.clock.nanoseconds()
+        guard case .fresh(let entry) = cache.find(name, family: family, now: now) else { return nil }
+        if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+        return cache.outcome(of: entry, now: now)
     }
 
     /// Resolves each of `names` into the cache ahead of its first use (pre-resolve), at most
