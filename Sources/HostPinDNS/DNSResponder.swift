@@ -3,8 +3,9 @@ import HostPin
 /// The stub's answers, without sockets: one DNS message in, its response out.
 ///
 /// A query is read (``IncomingMessage``), planned from the rules (``QueryPlan``), resolved through the
-/// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, its replies kept in a
-/// cache of their own for their TTL) when it asks for another type, and written back
+/// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, one upstream exchange for
+/// all the clients asking the same question at once, its replies kept in a cache of their own for their
+/// TTL) when it asks for another type, and written back
 /// (``ResponseWriter``), all with ldns.
 /// The ``DNSServer`` wraps it in UDP and TCP sockets; tests and other servers can call it directly.
 public struct DNSResponder: Sendable {
@@ -23,6 +24,8 @@ public struct DNSResponder: Sendable {
     /// The forwarder's replies, kept for their TTL (at most the ``resolver``'s cache's
     /// ``ResolutionCache/Limits/maximumTTL``).
     let forwardCache: ForwardCache
+    /// The forwarded questions being asked upstream (single-flight), their replies kept in ``forwardCache``.
+    let forwardFlights: ForwardFlights
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
                 blockedAnswer: BlockedAnswer = .nxdomain, udpPayloadSize: UInt16 = 1232) {
@@ -32,6 +35,7 @@ public struct DNSResponder: Sendable {
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)
         forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL)
+        forwardFlights = ForwardFlights(cache: forwardCache)
     }
 
     /// The response to `message`.
@@ -43,56 +47,72 @@ public struct DNSResponder: Sendable {
     ///   itself (QR set), or the calling task was cancelled while its name was being resolved or
     ///   forwarded.
     public func respond(to message: [UInt8], over transport: DNSTransport) async -> [UInt8]? {
+        await finish(prepare(message, over: transport), over: transport)
+    }
+
+    /// The part of ``respond(to:over:)`` that never waits: `message` read and planned, and answered when
+    /// that takes no upstream — a rule, a refusal, a fresh entry of the trusted cache
+    /// (``CachingResolver/cachedOutcome(_:family:)``) or of the forward cache.
+    func prepare(_ message: [UInt8], over transport: DNSTransport) -> PreparedResponse {
         switch IncomingMessage(wire: message) {
         case .drop:
-            return nil
+            return .ready(nil)
         case .reject(let header, let question, let rcode):
-            return write(DNSAnswer(rcode: rcode), header, question, transport)
+            return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
         case .query(let query):
             switch QueryPlan.make(for: query, rules: rules, blocked: blockedAnswer) {
             case .answer(let answer):
-                return write(answer, query.header, query.question, transport)
+                return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):
-                let answer: DNSAnswer
-                do throws(ResolutionError) {
-                    answer = DNSAnswer(try await resolver.resolveDetailed(name, family: family), limits: resolver.cache.limits)
-                } catch {
-                    guard let failure = DNSAnswer(error) else { return nil }
-                    answer = failure
-                }
-                return write(answer, query.header, query.question, transport)
+                guard let outcome = resolver.cachedOutcome(name, family: family) else { return .resolve(query, name, family) }
+                return .ready(write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport))
             case .forward:
-                guard let forwarder else { return write(.refused, query.header, query.question, transport) }
-                return await forward(query, to: forwarder, over: transport)
+                guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
+                // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
+                guard let question = ForwardedQuestion(name: query.question.name, type: query.question.type.rawValue) else {
+                    return .ready(write(.servfail, query.header, query.question, transport))
+                }
+                let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
+                if let (reply, age) = forwardCache.reply(for: question),
+                   let relayed = ResponseWriter.relay(reply, to: query, age: age, limit: limit, udpPayloadSize: udpPayloadSize) {
+                    return .ready(relayed)
+                }
+                return .forward(query, question, forwarder)
             }
         }
     }
 
-    /// The response to `query` from the forward cache, or from `forwarder`'s reply (then kept); SERVFAIL
-    /// when no upstream answered; `nil` when the calling task was cancelled.
-    private func forward(_ query: DNSQuery, to forwarder: any DNSForwarder, over transport: DNSTransport) async -> [UInt8]? {
-        let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-        // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
-        guard let question = ForwardedQuestion(name: query.question.name, type: query.question.type.rawValue) else {
-            return write(.servfail, query.header, query.question, transport)
+    /// The rest of ``respond(to:over:)``: the response once what `prepared` waits for has come — the
+    /// trusted cache's resolution, or the forwarder's reply shared with every client asking the same
+    /// question meanwhile (``ForwardFlights``), then kept; SERVFAIL when no upstream answered or the reply
+    /// does not answer the question; `nil` when the calling task was cancelled.
+    func finish(_ prepared: PreparedResponse, over transport: DNSTransport) async -> [UInt8]? {
+        switch prepared {
+        case .ready(let response):
+            return response
+        case .resolve(let query, let name, let family):
+            let answer: DNSAnswer
+            do throws(ResolutionError) {
+                // prepare's cache lookup has counted this one.
+                let outcome = try await resolver.resolveDetailed(name, family: family, countingLookup: false)
+                answer = DNSAnswer(outcome, limits: resolver.cache.limits)
+            } catch {
+                guard let failure = DNSAnswer(error) else { return nil }
+                answer = failure
+            }
+            return write(answer, query.header, query.question, transport)
+        case .forward(let query, let question, let forwarder):
+            let reply: ForwardFlights.Reply
+            do throws(ResolutionError) {
+                reply = try await forwardFlights.reply(to: question, from: forwarder)
+            } catch {
+                guard let failure = DNSAnswer(error) else { return nil }
+                return write(failure, query.header, query.question, transport)
+            }
+            let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
+            return ResponseWriter.relay(reply.wire, to: query, age: reply.age, limit: limit, udpPayloadSize: udpPayloadSize)
+                ?? write(.servfail, query.header, query.question, transport)
         }
-        if let (reply, age) = forwardCache.reply(for: question),
-           let relayed = ResponseWriter.relay(reply, to: query, age: age, limit: limit, udpPayloadSize: udpPayloadSize) {
-            return relayed
-        }
-        let reply: [UInt8]
-        do throws(ResolutionError) {
-            reply = try await forwarder.forward(question)
-        } catch {
-            guard let failure = DNSAnswer(error) else { return nil }
-            return write(failure, query.header, query.question, transport)
-        }
-        // A reply that does not answer this question is neither relayed nor kept.
-        guard let relayed = ResponseWriter.relay(reply, to: query, limit: limit, udpPayloadSize: udpPayloadSize) else {
-            return write(.servfail, query.header, query.question, transport)
-        }
-        forwardCache.store(reply, for: question)
-        return relayed
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,

@@ -23,8 +23,9 @@ extension DNSServer {
         /// The most queries of one TCP connection resolved at once (RFC 7766 §6.2.1.1, pipelining);
         /// the connection is read again when one is answered. Default: 32.
         public var maximumQueriesPerConnection = 32
-        /// The most UDP queries being answered at once, over all addresses; more are dropped (the
-        /// client asks again). Default: 4096.
+        /// The most UDP queries waiting for an upstream at once, over all addresses; more are dropped
+        /// (the client asks again). Cache hits wait for nothing and are answered as they are received.
+        /// Default: 4096.
         public var maximumUDPQueries = 4096
         /// Called with a one-line message when the server meets a problem no answer shows: running out
         /// of file descriptors (once per episode). Default: `nil`, nothing is said.

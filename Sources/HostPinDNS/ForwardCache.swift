@@ -91,10 +91,10 @@ final class ForwardCache: Sendable {
     }
 
     /// Keeps `reply`, the forwarder's answer to `question`, for its lifetime (``ReplyLifetime``), at most
-    /// ``maximumTTL``; a reply with none (TTL 0, a negative answer without SOA, one ldns cannot read) is
-    /// not kept, and drops what was kept for the question.
+    /// ``maximumTTL``; a reply with none (TTL 0, a negative answer without SOA, one ldns cannot read, one
+    /// for another question) is not kept, and drops what was kept for the question.
     func store(_ reply: [UInt8], for question: ForwardedQuestion) {
-        let lifetime = min(ReplyLifetime.seconds(of: reply) ?? 0, maximumTTL)
+        let lifetime = min(ReplyLifetime.seconds(of: reply, answering: question) ?? 0, maximumTTL)
         let now = clock.nanoseconds()
         let entry = Entry(reply: reply, storedAt: now, expiresAt: now + UInt64(lifetime) * 1_000_000_000)
         state.withLock { state in

@@ -1,10 +1,5 @@
 import CLDNS
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import HostPin
 
 extension IncomingMessage {
     /// Reads `wire`, one whole DNS message (RFC 1035 §4), with ldns.
@@ -64,13 +59,8 @@ extension IncomingMessage {
 
     private static func question(of packet: UnsafeMutablePointer<ldns_pkt>) -> DNSQuestion? {
         guard let rr = ldns_rr_list_rr(ldns_pkt_question(packet), 0), let owner = ldns_rr_owner(rr),
-              let data = ldns_rdf_data(owner), let text = ldns_rdf2str(owner)
+              let data = ldns_rdf_data(owner), let name = DomainNameText.of(owner, keepingCase: true)
         else { return nil }
-        defer { free(text) }
-        var name = String(cString: text)
-        // The final dot is the root label's separator unless it is escaped ("a\." ends in a label "a.").
-        let backslashes = name.dropLast().reversed().prefix { $0 == "\\" }.count
-        if name.hasSuffix("."), backslashes % 2 == 0 { name.removeLast() }
         return DNSQuestion(wireName: Array(UnsafeBufferPointer(start: data, count: ldns_rdf_size(owner))), name: name,
                            type: DNSType(rawValue: UInt16(truncatingIfNeeded: ldns_rr_get_type(rr).rawValue)),
                            dnsClass: UInt16(truncatingIfNeeded: ldns_rr_get_class(rr).rawValue))

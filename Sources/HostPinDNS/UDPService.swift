@@ -1,8 +1,10 @@
 import HostPin
 import HostPinNet
 
-/// The stub on one UDP socket: a task receives datagrams one after another and answers each in a child
-/// task of its own, so a query waiting for an upstream does not hold back the cache hits behind it.
+/// The stub on one UDP socket: a task receives datagrams one after another and answers at once those
+/// that wait for nothing (cache hits, rules, refusals: ``DNSResponder/prepare(_:over:)``); each of the
+/// others gets a child task of its own, so a query waiting for an upstream does not hold back the cache
+/// hits behind it. Answering hits in the receiving task spares each a task and two thread hand-offs.
 final class UDPService: Sendable {
     let socket: DatagramSocket
     private let responder: DNSResponder
@@ -21,11 +23,14 @@ final class UDPService: Sendable {
     /// Answers queries until the socket is shut down or the task cancelled, waits for the answers in
     /// flight (cancelled with it), then closes the socket.
     func run() async {
+        // One read buffer for every datagram (see DatagramSocket.receive(deadline:into:)).
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramSocket.maximumDatagram, alignment: 1)
+        defer { buffer.deallocate() }
         await withDiscardingTaskGroup { group in
             while true {
                 let datagram: Datagram
                 do throws(SocketError) {
-                    datagram = try await socket.receive(deadline: nil)
+                    datagram = try await socket.receive(deadline: nil, into: buffer)
                 } catch {
                     if case .system = error {
                         // Out of memory or buffers: not the client's doing, and retrying at once would spin.
@@ -35,11 +40,16 @@ final class UDPService: Sendable {
                     return  // closed or cancelled: the server is stopping
                 }
                 if let limiter, !limiter.admit(datagram.source.address) { continue }
+                let prepared = responder.prepare(datagram.bytes, over: .udp)
+                if case .ready(let response) = prepared {
+                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    if let response { _ = try? socket.send(response, to: datagram.source) }
+                    continue
+                }
                 guard inFlight.enter() else { continue }
                 group.addTask { [socket, responder, inFlight] in
                     defer { inFlight.leave() }
-                    guard let response = await responder.respond(to: datagram.bytes, over: .udp) else { return }
-                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    guard let response = await responder.finish(prepared, over: .udp) else { return }
                     _ = try? socket.send(response, to: datagram.source)
                 }
             }

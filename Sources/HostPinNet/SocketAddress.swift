@@ -73,25 +73,20 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Lossle
     /// `nil` for a family other than IPv4 and IPv6.
     package init?(storage: sockaddr_storage) {
         var storage = storage
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let port: UInt16
+        // The address's bytes as they are (network order), not through text: this runs for every
+        // datagram the DNS stub receives.
         switch Int32(storage.ss_family) {
         case AF_INET:
             let sin = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
-            var raw = sin.sin_addr
-            guard inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil else { return nil }
-            port = UInt16(bigEndian: sin.sin_port)
+            let address = withUnsafeBytes(of: sin.sin_addr) { IPAddress(family: .v4, raw: $0) }
+            self.init(address: address, port: UInt16(bigEndian: sin.sin_port))
         case AF_INET6:
             let sin6 = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
-            var raw = sin6.sin6_addr
-            guard inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil else { return nil }
-            port = UInt16(bigEndian: sin6.sin6_port)
+            let address = withUnsafeBytes(of: sin6.sin6_addr) { IPAddress(family: .v6, raw: $0) }
+            self.init(address: address, port: UInt16(bigEndian: sin6.sin6_port))
         default:
             return nil
         }
-        let string = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let address = IPAddress(string) else { return nil }
-        self.init(address: address, port: port)
     }
 
     /// The local (`peer == false`) or remote endpoint of socket `descriptor`.

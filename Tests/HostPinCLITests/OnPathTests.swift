@@ -9,8 +9,11 @@ import Glibc
 /// The on-path case, end to end: inside `scripts/lab onpath` every packet to port 53 goes to the hijacker,
 /// so a plain trusted upstream answers the hijacker's 127.0.0.66, while DoH and DoT to dns.example.test
 /// (certificate verified against that name) answer the zone's 127.0.0.10, and `compare` calls the plain
-/// answer hijacked (the box answers every name: the wildcard probe shows it). Needs root (network namespaces, nftables), as CI has.
-@Suite(.enabled(if: geteuid() == 0, "the on-path lab needs root (network namespaces, nftables)"))
+/// answer hijacked (the box answers every name: the wildcard probe shows it); and programs that know
+/// nothing of HostPin (getent, curl) reach the hijacker through the system's resolver until it names
+/// `hostpin serve`. Needs root (network namespaces, nftables), as CI has. Serialized: each test starts
+/// a whole lab in its namespace, and two at once on a loaded machine would run out its start timeouts.
+@Suite(.serialized, .enabled(if: geteuid() == 0, "the on-path lab needs root (network namespaces, nftables)"))
 struct OnPathTests {
     /// Runs inside the on-path namespace: each command's output, its exit status after `rc=`.
     static let script = """
@@ -24,9 +27,35 @@ struct OnPathTests {
         run fetch fetch "http://www.example.test/whoami" --server "$LAB_DOT_SERVER" "${tls[@]}"
         """
 
-    @Test func plainUpstreamIsHijackedOnThePathWhileDoHAndDoTAnswerTheTruth() async throws {
+    /// Runs inside the on-path namespace: getent and curl, each time in a private mount namespace whose
+    /// /etc/resolv.conf is a temporary file (the host's is never touched) naming 127.0.0.1 (a plain
+    /// resolver: the box on the path answers) and then the stub, `hostpin serve` on LAB_ONPATH_STUB:53
+    /// asking the trusted resolver over DoH; then the stub's exit status at SIGTERM and its stderr.
+    static let realClientScript = """
+        hostpin=$1
+        dir=$(mktemp -d)
+        trap 'kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+        printf 'nameserver 127.0.0.1\noptions timeout:2 attempts:1\n' >"$dir/plain.conf"
+        printf 'nameserver %s\noptions timeout:2 attempts:1\n' "$LAB_ONPATH_STUB" >"$dir/stub.conf"
+        clients() {
+            unshare --mount sh -c 'mount --bind "$0" /etc/resolv.conf || exit
+                echo "getent: $(getent hosts www.example.test)"
+                echo "curl: $(curl -sS --noproxy "*" --max-time 20 "http://www.example.test:$1/whoami")"' "$1" "$LAB_HTTP_PORT" 2>&1
+        }
+        echo "== without the stub"; clients "$dir/plain.conf"
+        "$hostpin" serve --dns-listen "$LAB_ONPATH_STUB:53" --server "$LAB_DOH_URL" \
+            --bootstrap "dns.example.test=$LAB_DNS_TLS_ADDR" --ca-file "$LAB_CA_FILE" 2>"$dir/serve.log" &
+        pid=$!
+        for _ in $(seq 300); do grep -q 'listening on' "$dir/serve.log" && break; sleep 0.1; done
+        echo "== with the stub"; clients "$dir/stub.conf"
+        kill -TERM "$pid"; wait "$pid"; echo "rc=$?"
+        echo "== serve"; cat "$dir/serve.log"
+        """
+
+    /// `script` run by `scripts/lab onpath` with the built `hostpin`: its output's lines by `== NAME` section.
+    private static func onPath(_ script: String) async throws -> [String: [String]] {
         let result = try await ProcessRunner.run(Lab.repositoryRoot.appendingPathComponent("scripts/lab").path,
-                                                 ["onpath", "/bin/bash", "-c", Self.script, "onpath", try HostPinBinary.path()],
+                                                 ["onpath", "/bin/bash", "-c", script, "onpath", try HostPinBinary.path()],
                                                  environment: ["HOSTPIN_UPSTREAMS": ""])
         try #require(result.status == 0, "scripts/lab onpath failed: \(result.standardError)")
         var sections: [String: [String]] = [:]
@@ -38,6 +67,11 @@ struct OnPathTests {
                 sections[current, default: []].append(line)
             }
         }
+        return sections
+    }
+
+    @Test func plainUpstreamIsHijackedOnThePathWhileDoHAndDoTAnswerTheTruth() async throws {
+        let sections = try await Self.onPath(Self.script)
         let plain = try #require(sections["plain"])
         #expect(plain.count == 2 && plain[0].hasPrefix("www.example.test. ") && plain[0].hasSuffix(" IN A 127.0.0.66"),
                 "\(plain)")
@@ -58,5 +92,21 @@ struct OnPathTests {
             "rc=4",
         ])
         #expect(sections["fetch"] == ["origin=www host=www.example.test", "rc=0"])
+    }
+
+    @Test func getentAndCurlReachTheHijackerThroughTheSystemResolverAndTheTruthThroughTheStub() async throws {
+        let sections = try await Self.onPath(Self.realClientScript)
+        // getent prints the address and the name apart by a run of spaces.
+        let normalised = { (lines: [String]?) in lines?.map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } }
+        #expect(normalised(sections["without the stub"]) == [
+            "getent: 127.0.0.66 www.example.test",
+            "curl: origin=hijacker host=www.example.test",
+        ])
+        #expect(normalised(sections["with the stub"]) == [
+            "getent: 127.0.0.10 www.example.test",
+            "curl: origin=www host=www.example.test",
+            "rc=0",
+        ])
+        #expect(sections["serve"] == ["listening on 127.0.0.53:53 (DNS over UDP and TCP)"])
     }
 }

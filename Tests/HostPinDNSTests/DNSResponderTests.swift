@@ -92,6 +92,24 @@ import Testing
         #expect(ttl < firstTTL && ttl >= 3585)
     }
 
+    @Test func aCacheHitIsReadyAtOnceAndEveryLookupIsCountedOnce() async throws {
+        let responder = try StubLab.responder()
+        let query = TestMessage.query("www.example.test", id: 7)
+        // A miss waits for the trusted upstream; its answer then makes the next query a hit, ready at once.
+        let miss = responder.prepare(query, over: .udp)
+        guard case .resolve = miss else { Issue.record("a miss is ready at once: \(miss)"); return }
+        let answered = try #require(await responder.finish(miss, over: .udp))
+        let first = try #require(TestResponse(answered))
+        guard case .ready(let wire?) = responder.prepare(query, over: .udp) else { Issue.record("a hit waits"); return }
+        let hit = try #require(TestResponse(wire))
+        #expect(hit.id == 7 && hit.data(ofType: 1) == ["127.0.0.10"] && first.data(ofType: 1) == ["127.0.0.10"])
+        let nxdomain = try await Self.ask(responder, "nx.example.test")
+        #expect(nxdomain.rcode == 3)
+        let statistics = responder.resolver.cache.statistics
+        #expect(statistics.misses == 2)
+        #expect(statistics.hits == 1)
+    }
+
     @Test func aBigAnswerIsTruncatedOverUDPAndWholeOverTCP() async throws {
         let responder = try StubLab.responder()
         // 4096: the client could take it, but the stub sends at most its own 1232 over UDP.

@@ -49,19 +49,31 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    /// ``ReplyLifetime`` of a reply built as ``reply(_:rcode:answers:authority:additional:)`` builds it, as
+    /// the answer to `name`'s TXT (the reply's own question by default).
+    private static func lifetime(_ question: String, rcode: UInt8 = 0, answers: [String] = [], authority: [String] = [],
+                                 answering name: String? = nil) throws -> UInt32? {
+        let reply = try reply(question, rcode: rcode, answers: answers, authority: authority)
+        return ReplyLifetime.seconds(of: reply, answering: try Self.question(name ?? String(question.prefix { $0 != " " })))
+    }
+
     @Test func howLongAReplyMayBeKept() throws {
         let txt = "info.example.test. 300 IN TXT \"x\""
-        #expect(ReplyLifetime.seconds(of: try Self.reply("info.example.test. IN TXT", answers: [txt])) == 300)
+        #expect(try Self.lifetime("info.example.test. IN TXT", answers: [txt]) == 300)
+        #expect(try Self.lifetime("INFO.example.test. IN TXT", answers: [txt], answering: "info.Example.test") == 300)
         // Negative answers: the SOA's TTL or MINIMUM, whichever is smaller (RFC 2308 §5).
-        #expect(ReplyLifetime.seconds(of: try Self.reply("nx.example.test. IN TXT", rcode: 3, authority: [Self.soa])) == 30)
-        #expect(ReplyLifetime.seconds(of: try Self.reply("www.example.test. IN TXT", authority: [Self.soa])) == 30)
+        #expect(try Self.lifetime("nx.example.test. IN TXT", rcode: 3, authority: [Self.soa]) == 30)
+        #expect(try Self.lifetime("www.example.test. IN TXT", authority: [Self.soa]) == 30)
         // Without an SOA a negative answer says nothing of how long it holds; SERVFAIL is never kept.
-        #expect(ReplyLifetime.seconds(of: try Self.reply("nx.example.test. IN TXT", rcode: 3)) == nil)
-        #expect(ReplyLifetime.seconds(of: try Self.reply("www.example.test. IN TXT")) == nil)
-        #expect(ReplyLifetime.seconds(of: try Self.reply("info.example.test. IN TXT", rcode: 2, answers: [txt])) == nil)
-        #expect(ReplyLifetime.seconds(of: [1, 2, 3]) == nil)
-        #expect(ReplyLifetime.seconds(of: try Self.reply("info.example.test. IN TXT",
-                                                          answers: [txt, "info.example.test. 0 IN TXT \"y\""])) == 0)
+        #expect(try Self.lifetime("nx.example.test. IN TXT", rcode: 3) == nil)
+        #expect(try Self.lifetime("www.example.test. IN TXT") == nil)
+        #expect(try Self.lifetime("info.example.test. IN TXT", rcode: 2, answers: [txt]) == nil)
+        #expect(ReplyLifetime.seconds(of: [1, 2, 3], answering: try Self.question("info.example.test")) == nil)
+        #expect(try Self.lifetime("info.example.test. IN TXT", answers: [txt, "info.example.test. 0 IN TXT \"y\""]) == 0)
+        // A reply to another question is no answer to this one: another name, another type.
+        #expect(try Self.lifetime("info.example.test. IN TXT", answers: [txt], answering: "www.example.test") == nil)
+        let txtReply = try Self.reply("info.example.test. IN TXT", answers: [txt])
+        #expect(ReplyLifetime.seconds(of: txtReply, answering: try Self.question("info.example.test", 15)) == nil)
     }
 
     @Test func repliesWithoutALifetimeAreNotKeptAndTheLongestTTLIsCapped() throws {

@@ -28,7 +28,7 @@ public final class CachingResolver: HostResolver {
     public let cache: ResolutionCache
     /// The resolutions running, one per name and family; each is removed when it completes, so the
     /// table holds no more than the distinct names being resolved at once.
-    private let flights = Mutex<[ResolutionCache.Key: Flight]>([:])
+    private let flights = Mutex<[ResolutionCache.Key: Flight<ResolutionOutcome>]>([:])
 
     /// Puts `cache` in front of `upstream`.
     public init(upstream: any HostResolver, cache: ResolutionCache = ResolutionCache()) {
@@ -73,14 +73,34 @@ public final class CachingResolver: HostResolver {
     public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
         -> ResolutionOutcome
     {
+        try await resolveDetailed(name, family: family, countingLookup: true)
+    }
+
+    /// ``resolveDetailed(_:family:)``, for a caller whose ``cachedOutcome(_:family:)`` has just missed:
+    /// with `countingLookup` false the cache statistics do not count that one lookup twice.
+    package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
+        async throws(ResolutionError) -> ResolutionOutcome
+    {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now)
+        let found = cache.find(name, family: family, now: now, counting: countingLookup)
         if case .fresh(let entry) = found {
             if entry.claimRefresh(now: now) { refresh(entry, now: now) }
             return cache.outcome(of: entry, now: now)
         }
         return try await resolveMissing(name, family: family, found: found, now: now)
+    }
+
+    /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
+    /// entry (starting its refresh-ahead as a lookup does); `nil` when it would have to resolve. A caller
+    /// that answers many names (the DNS stub) answers hits at once with it, and starts a task only for
+    /// the rest (then with `countingLookup: false`).
+    package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        let now = cache.clock.nanoseconds()
+        guard case .fresh(let entry) = cache.find(name, family: family, now: now) else { return nil }
+        if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+        return cache.outcome(of: entry, now: now)
     }
 
     /// Resolves each of `names` into the cache ahead of its first use (pre-resolve), at most
@@ -142,9 +162,9 @@ public final class CachingResolver: HostResolver {
             }
             standIn = resolution
         }
-        let (flight, leads) = flights.withLock { flights -> (Flight, Bool) in
+        let (flight, leads) = flights.withLock { flights -> (Flight<ResolutionOutcome>, Bool) in
             if let running = flights[key] { return (running, false) }
-            let flight = Flight()
+            let flight = Flight<ResolutionOutcome>()
             flights[key] = flight
             return (flight, true)
         }
@@ -197,9 +217,9 @@ public final class CachingResolver: HostResolver {
     /// of its name and family is already running (whose answer will replace the entry anyway).
     private func refresh(_ entry: CacheShard.Entry, now: UInt64) {
         let key = ResolutionCache.Key(name: entry.name, family: entry.family)
-        let flight = flights.withLock { flights -> Flight? in
+        let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
             guard flights[key] == nil else { return nil }
-            let flight = Flight()
+            let flight = Flight<ResolutionOutcome>()
             flights[key] = flight
             return flight
         }
@@ -213,7 +233,7 @@ public final class CachingResolver: HostResolver {
 
     /// Runs `flight`: asks `upstream`, keeps the answer in the cache, and hands the outcome to every
     /// waiter. `entry` is the cache entry a background refresh was started for, `nil` for a miss.
-    private func launch(_ flight: Flight, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
+    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
         Task {

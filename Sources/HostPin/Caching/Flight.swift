@@ -1,19 +1,20 @@
 import Synchronization
 
-/// One upstream resolution shared by every caller that missed the cache for the same name and family
-/// while it ran (single-flight). Each waiter is resumed exactly once: with the shared result, or with
-/// `.cancelled` when its own task is cancelled; the resolution goes on for the others.
-final class Flight: Sendable {
+/// One upstream exchange shared by every caller that missed a cache for the same key while it ran
+/// (single-flight): a resolution of one name and family (``CachingResolver``), or a question the DNS stub
+/// forwards. Each waiter is resumed exactly once: with the shared result, or with `.cancelled` when its
+/// own task is cancelled; the exchange goes on for the others.
+package final class Flight<Value: Sendable>: Sendable {
     /// Unchecked continuations: each is taken out of ``State`` under the lock before it is resumed, so
     /// none is resumed twice (a checked one costs an allocation per miss, on the path of every cold name).
-    private typealias Waiter = UnsafeContinuation<Result<ResolutionOutcome, ResolutionError>, Never>
+    private typealias Waiter = UnsafeContinuation<Result<Value, ResolutionError>, Never>
 
     private struct State {
         /// The first waiter, kept apart: most flights have only their leader, and a dictionary allocates.
         var first: (id: Int, waiter: Waiter)?
         var others: [Int: Waiter] = [:]
         var nextWaiter = 0
-        var result: Result<ResolutionOutcome, ResolutionError>?
+        var result: Result<Value, ResolutionError>?
 
         mutating func remove(_ id: Int) -> Waiter? {
             if let first, first.id == id {
@@ -26,15 +27,17 @@ final class Flight: Sendable {
 
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Waits for the shared result.
-    func wait() async throws(ResolutionError) -> ResolutionOutcome {
+    package func wait() async throws(ResolutionError) -> Value {
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
         let result = await withTaskCancellationHandler {
             await withUnsafeContinuation { (waiter: Waiter) in
-                let ready = state.withLock { state -> Result<ResolutionOutcome, ResolutionError>? in
+                let ready = state.withLock { state -> Result<Value, ResolutionError>? in
                     if let result = state.result { return result }
                     // Cancelled before this point: `onCancel` found no waiter to resume.
                     if Task.isCancelled { return .failure(.cancelled) }
@@ -51,7 +54,7 @@ final class Flight: Sendable {
     }
 
     /// Records the result and resumes every waiter with it.
-    func finish(_ result: Result<ResolutionOutcome, ResolutionError>) {
+    package func finish(_ result: Result<Value, ResolutionError>) {
         let (first, others) = state.withLock { state -> (Waiter?, [Waiter]) in
             state.result = result
             defer {

@@ -46,6 +46,15 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessSt
         self.init(family: family, storage: storage)
     }
 
+    /// Copies an address as a socket address holds it (`in_addr`, `in6_addr`: network order); `raw.count`
+    /// must be 4 for `v4` and 16 for `v6`. Not generic, so that another module's call (one for every
+    /// datagram the DNS stub receives) is a copy rather than the generic loop above unspecialised.
+    package init(family: Family, raw: UnsafeRawBufferPointer) {
+        var storage: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw.prefix(16))) }
+        self.init(family: family, storage: storage)
+    }
+
     private init(family: Family, storage: (UInt64, UInt64)) {
         self.family = family
         self.high = storage.0

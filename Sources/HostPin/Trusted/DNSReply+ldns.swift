@@ -1,9 +1,4 @@
 import CLDNS
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 extension DNSReply {
     /// Reads `wire`, a whole DNS message (RFC 1035 §4), with ldns.
@@ -84,43 +79,6 @@ extension DNSReply {
     /// A domain name in presentation form (ldns escapes odd octets, RFC 1035 §5.1), lower case, without
     /// the final dot of the root label: `www.example.test`; the root itself is the empty string.
     static func name(_ rdf: UnsafeMutablePointer<ldns_rdf>?) -> String? {
-        guard let rdf, ldns_rdf_get_type(rdf) == LDNS_RDF_TYPE_DNAME, let data = ldns_rdf_data(rdf) else { return nil }
-        if let plain = plainName(UnsafeBufferPointer(start: data, count: ldns_rdf_size(rdf))) { return plain }
-        guard let text = ldns_rdf2str(rdf) else { return nil }
-        defer { free(text) }
-        var name = String(cString: text).lowercased()
-        // The final dot is the root label's separator unless it is escaped ("a\." ends in a label "a.").
-        let backslashes = name.dropLast().reversed().prefix { $0 == "\\" }.count
-        if name.hasSuffix("."), backslashes % 2 == 0 { name.removeLast() }
-        return name
-    }
-
-    /// The presentation form of a name whose labels hold only letters, digits, `-` and `_` (every host
-    /// name HostPin asks for), read from the label sequence ldns has already decompressed and checked;
-    /// `nil` for any other name. `ldns_rdf2str` formats each octet with `printf`, which cost more than
-    /// the rest of reading a reply.
-    private static func plainName(_ wire: UnsafeBufferPointer<UInt8>) -> String? {
-        var text: [UInt8] = []
-        text.reserveCapacity(wire.count)
-        var index = 0
-        while index < wire.count {
-            let length = Int(wire[index])
-            if length == 0 { break }
-            guard index + length < wire.count else { return nil }
-            if !text.isEmpty { text.append(UInt8(ascii: ".")) }
-            for byte in wire[(index + 1)...(index + length)] {
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                     UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    text.append(byte)
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                    text.append(byte | 0x20)
-                default:
-                    return nil
-                }
-            }
-            index += length + 1
-        }
-        return String(decoding: text, as: UTF8.self)
+        DomainNameText.of(rdf, keepingCase: false)
     }
 }

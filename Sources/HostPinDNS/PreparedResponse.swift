@@ -1,0 +1,13 @@
+import HostPin
+
+/// One message as ``DNSResponder`` has read and planned it without waiting: its response, or what the
+/// response waits for. Cache hits, rule answers and refusals are ready at once, so a server answers
+/// them where it received them and starts a task only for the rest.
+enum PreparedResponse: Sendable {
+    /// The response, or `nil` when the message gets none.
+    case ready([UInt8]?)
+    /// An A or AAAA query whose name the trusted cache does not hold fresh: resolve it.
+    case resolve(DNSQuery, HostName, AddressFamily)
+    /// A query of another type that the forward cache does not hold: ask the forwarder.
+    case forward(DNSQuery, ForwardedQuestion, any DNSForwarder)
+}
