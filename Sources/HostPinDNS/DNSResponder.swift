@@ -5,7 +5,8 @@ import HostPin
 /// A query is read (``IncomingMessage``), planned from the rules (``QueryPlan``), resolved through the
 /// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, its replies kept in a
 /// cache of their own for their TTL) when it asks for another type, and written back
-/// (``ResponseWriter``), all with ldns.
+/// (``ResponseWriter``), all with ldns. With a ``LocalResolverWatch``, every A and AAAA answer is offered
+/// to it before the response is written; the offer never waits, and its comparison runs in the background.
 /// The ``DNSServer`` wraps it in UDP and TCP sockets; tests and other servers can call it directly.
 public struct DNSResponder: Sendable {
     /// The trusted cache every A and AAAA query goes through; its TTL limits bound the TTLs given out.
@@ -17,6 +18,9 @@ public struct DNSResponder: Sendable {
     public let forwarder: (any DNSForwarder)?
     /// How a blocked name is answered. Default: NXDOMAIN.
     public let blockedAnswer: BlockedAnswer
+    /// The watch of the local resolver that the A and AAAA answers are offered to (hijack detection;
+    /// its answers are never used); `nil` for none.
+    public let watch: LocalResolverWatch?
     /// The UDP payload size advertised in responses and the most a UDP response holds, in octets.
     /// Default: 1232, the size that avoids IP fragmentation (RFC 6891 §6.2.5; DNS Flag Day 2020).
     public let udpPayloadSize: UInt16
@@ -25,8 +29,9 @@ public struct DNSResponder: Sendable {
     let forwardCache: ForwardCache
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
-                blockedAnswer: BlockedAnswer = .nxdomain, udpPayloadSize: UInt16 = 1232) {
+                blockedAnswer: BlockedAnswer = .nxdomain, watch: LocalResolverWatch? = nil, udpPayloadSize: UInt16 = 1232) {
         self.resolver = resolver
+        self.watch = watch
         self.rules = rules
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
@@ -55,7 +60,9 @@ public struct DNSResponder: Sendable {
             case .resolve(let name, let family):
                 let answer: DNSAnswer
                 do throws(ResolutionError) {
-                    answer = DNSAnswer(try await resolver.resolveDetailed(name, family: family), limits: resolver.cache.limits)
+                    let outcome = try await resolver.resolveDetailed(name, family: family)
+                    watch?.offer(outcome, family: family)
+                    answer = DNSAnswer(outcome, limits: resolver.cache.limits)
                 } catch {
                     guard let failure = DNSAnswer(error) else { return nil }
                     answer = failure
