@@ -11,9 +11,11 @@
 /// name calls `onNewHijack`. The local answer is never handed out: it is only judged. The trusted answer
 /// is the one offered, so a comparison sends no trusted query but the wildcard probe's.
 ///
-/// At most one comparison runs at a time, so the local resolver gets at most one question (two with the
-/// probe) per ``Configuration/overallInterval``; names reported are remembered up to
-/// ``maximumReportedNames`` (the oldest is forgotten then, and may be reported again).
+/// One comparison runs at a time (one local question, two with the probe), and no more are queued than
+/// one per ``Configuration/overallInterval``, so that is the local resolver's load on average (a backlog
+/// after a slow answer is worked off at once, at most ``Configuration/queueCapacity``). Names reported
+/// are remembered up to ``maximumReportedNames`` (the oldest is forgotten then, and may be reported
+/// again).
 public final class LocalResolverWatch: Sendable {
     /// The settings it was made with.
     public let configuration: Configuration
