@@ -14,20 +14,29 @@ struct HijackOptions: Sendable {
     /// The port `--probe-https` probes without `--https-port`.
     static let defaultHTTPSPort: UInt16 = 443
 
+    /// The options that configure the detector and the wildcard probe (those `hostpin serve` takes too).
+    static let detectorOptions = ["--hijack-list", "--ordinary", "--no-probe"]
+
     /// Takes the options from `parser`, reading the hijack list.
     ///
+    /// - Parameter httpsProbe: Whether `--probe-https` and `--https-port` are taken; without, they are
+    ///   left for ``OptionParser/finish()`` to report as unknown.
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a bad range, port, or list line (every
     ///   bad line listed), ``UsageError/unreadableFile(option:path:reason:)`` for a list that cannot be
     ///   read, ``UsageError/conflict(_:)`` for `--https-port` without `--probe-https`.
-    init(parsing parser: inout OptionParser) throws(UsageError) {
+    init(parsing parser: inout OptionParser, httpsProbe: Bool = true) throws(UsageError) {
         probesWildcard = try !parser.flag("--no-probe")
-        let probesHTTPS = try parser.flag("--probe-https")
-        let port = try parser.values("--https-port") { text throws(UsageError) in
-            guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(text), port > 0 else {
-                throw .invalidValue(option: "--https-port", reason: "'\(text)' is not a port number from 1 to 65535")
-            }
-            return port
-        }.last
+        var probesHTTPS = false
+        var port: UInt16?
+        if httpsProbe {
+            probesHTTPS = try parser.flag("--probe-https")
+            port = try parser.values("--https-port") { text throws(UsageError) in
+                guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(text), port > 0 else {
+                    throw .invalidValue(option: "--https-port", reason: "'\(text)' is not a port number from 1 to 65535")
+                }
+                return port
+            }.last
+        }
         if port != nil, !probesHTTPS { throw .conflict("--https-port sets the port of the HTTPS probe: give --probe-https too") }
         httpsPort = probesHTTPS ? port ?? Self.defaultHTTPSPort : nil
         let ordinary = try parser.values("--ordinary") { text throws(UsageError) in
@@ -52,14 +61,19 @@ struct HijackOptions: Sendable {
         detector = HijackDetector(ordinary: ordinary, knownHijackAddresses: list ?? HijackList())
     }
 
-    /// The help lines for these options.
-    static let helpLines = """
+    /// The help lines for the detector's options.
+    static let detectorHelpLines = """
           --no-probe           Do not run the wildcard probe (by default, when the answers differ, a
                                random name under the same parent is asked of both sides).
           --hijack-list FILE   Addresses hijacking resolvers are known to hand out: one address or
                                CIDR range per line, then '#' and what it is (examples/hijack-list.txt).
           --ordinary CIDR      Count addresses in CIDR as ordinary, though RFC 6890 reserves them
                                (a lab on loopback, a company's private DNS); repeatable.
+        """
+
+    /// The help lines for these options.
+    static let helpLines = detectorHelpLines + """
+
           --probe-https        When the answers differ, open TLS to each side's addresses and verify
                                the certificate for NAME (with --ca-file's CAs besides the system's).
           --https-port PORT    The HTTPS probe's port (default \(defaultHTTPSPort)).

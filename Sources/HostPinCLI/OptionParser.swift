@@ -65,6 +65,38 @@ struct OptionParser: Sendable {
         return values
     }
 
+    /// Removes every occurrence of option `name`, whose value may be left out, and returns each one's
+    /// value or `nil`, in command-line order: `--opt=value`, `--opt value` when the next argument does
+    /// not start with `-` (so only for commands without positional arguments), else `--opt` alone.
+    mutating func optionalValues(_ name: String) -> [String?] {
+        var values: [String?] = []
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == name {
+                let next = index + 1
+                if next < arguments.endIndex, !arguments[next].hasPrefix("-") {
+                    values.append(arguments[next])
+                    arguments.removeSubrange(index...next)
+                } else {
+                    values.append(nil)
+                    arguments.remove(at: index)
+                }
+            } else if argument.hasPrefix(name + "=") {
+                values.append(String(argument.dropFirst(name.count + 1)))
+                arguments.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
+    /// Whether option or flag `name` appears before `--`, alone or as `name=value`.
+    func mentions(_ name: String) -> Bool {
+        arguments.contains { $0 == name || $0.hasPrefix(name + "=") }
+    }
+
     /// Removes every occurrence of any of `names` (spellings of one option, or options whose relative
     /// order matters, such as curl's `-d` and `--data-binary`) with its value, and returns each as the
     /// spelling used and its value, in command-line order. Only long names (`--x`) take the `--x=value`

@@ -12,7 +12,9 @@ struct ServeCommand: Subcommand {
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
-        + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE]"
+        + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE] "
+        + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
+        + "[--ordinary CIDR]... [--no-probe]]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -55,12 +57,27 @@ struct ServeCommand: Subcommand {
         \(CacheOptions.helpLines(preresolve: true, width: 21))
                                Each name's A and AAAA are pre-resolved (and, with --listen, the
                                proxy's --family).
+          --watch-local [IP:PORT]
+                               Watch the local resolver for hijacking: in the background, compare a
+                               sample of the A and AAAA answers given with what IP:PORT answers (by
+                               default the first nameserver of /etc/resolv.conf, read, never written;
+                               it must not be this stub), and say once per name found hijacked why.
+                               Its answers are never used.
+          --watch-interval SECONDS
+                               At most one comparison per SECONDS overall (default \(Self.watchDefault(\.overallInterval)); 0: no limit).
+          --watch-name-interval SECONDS
+                               At most one comparison per name per SECONDS (default \(Self.watchDefault(\.nameInterval))).
+        \(HijackOptions.detectorHelpLines)
+                               These five without --watch-local are a usage error (2).
           -h, --help           Show this help.
 
         OUTPUT:
           'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
           bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy; the proxy's access log on
-          standard output, one line per request (see 'hostpin proxy --help').
+          standard output, one line per request (see 'hostpin proxy --help'). With --watch-local, on
+          standard error: 'watching the local resolver IP:PORT ...' at start; 'hostpin serve: the local
+          resolver IP:PORT hijacks NAME (A): local ADDRESS, trusted ADDRESS: CODE: sentence; ...' once
+          per name found hijacked; what the watch counted when it stops.
 
         \(UpstreamSelection.helpSection)
 
@@ -83,6 +100,8 @@ struct ServeCommand: Subcommand {
     let blockedAnswer: BlockedAnswer
     /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
     let cacheOptions: CacheOptions
+    /// `--watch-local` and its options, when given.
+    let watch: WatchOptions?
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
@@ -107,6 +126,7 @@ struct ServeCommand: Subcommand {
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -128,6 +148,13 @@ struct ServeCommand: Subcommand {
             Console.error("hostpin: \(error)")
             return .upstreamFailure
         }
+        let watcher: LocalResolverWatch?
+        do throws(ResolutionError) {
+            watcher = try watch?.start(trusted: trusted)
+        } catch {
+            Console.error("hostpin: the local resolver to watch: \(error)")
+            return .upstreamFailure
+        }
         let cache = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
         // DNS clients ask for A and AAAA apart, and the cache keeps each family apart: both are
         // pre-resolved (the one line about it counts the first), and the proxy's family when it runs.
@@ -138,7 +165,7 @@ struct ServeCommand: Subcommand {
         }
         let server = DNSServer(configuration: dnsConfiguration,
                                responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
-                                                       blockedAnswer: blockedAnswer))
+                                                       blockedAnswer: blockedAnswer, watch: watcher))
         do throws(DNSServerError) {
             for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
         } catch {
@@ -148,6 +175,7 @@ struct ServeCommand: Subcommand {
                               + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
             }
             await keeper?.finish()
+            await watcher?.stop()
             return .notFound
         }
         var proxy: RunningProxy?
@@ -160,6 +188,7 @@ struct ServeCommand: Subcommand {
                 Console.error("hostpin: \(error)")
                 await server.stop()
                 await keeper?.finish()
+                await watcher?.stop()
                 return .notFound
             }
         }
@@ -167,6 +196,15 @@ struct ServeCommand: Subcommand {
         await proxy?.stop()
         await server.stop()
         await keeper?.finish()
+        if let watcher, let watch {
+            await watcher.stop()
+            Console.error(WatchOptions.summary(watcher.statistics, server: watch.server))
+        }
         return .success
+    }
+
+    /// A default of the watch's configuration, in seconds, for the help.
+    private static func watchDefault(_ setting: KeyPath<LocalResolverWatch.Configuration, Duration>) -> String {
+        "\(LocalResolverWatch.Configuration()[keyPath: setting].components.seconds)"
     }
 }

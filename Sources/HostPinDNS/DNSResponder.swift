@@ -6,7 +6,8 @@ import HostPin
 /// ``CachingResolver`` when it asks for A or AAAA, forwarded (``DNSForwarder``, one upstream exchange for
 /// all the clients asking the same question at once, its replies kept in a cache of their own for their
 /// TTL) when it asks for another type, and written back
-/// (``ResponseWriter``), all with ldns.
+/// (``ResponseWriter``), all with ldns. With a ``LocalResolverWatch``, every A and AAAA answer is offered
+/// to it before the response is written; the offer never waits, and its comparison runs in the background.
 /// The ``DNSServer`` wraps it in UDP and TCP sockets; tests and other servers can call it directly.
 public struct DNSResponder: Sendable {
     /// The trusted cache every A and AAAA query goes through; its TTL limits bound the TTLs given out.
@@ -18,6 +19,9 @@ public struct DNSResponder: Sendable {
     public let forwarder: (any DNSForwarder)?
     /// How a blocked name is answered. Default: NXDOMAIN.
     public let blockedAnswer: BlockedAnswer
+    /// The watch of the local resolver that the A and AAAA answers are offered to (hijack detection;
+    /// its answers are never used); `nil` for none.
+    public let watch: LocalResolverWatch?
     /// The UDP payload size advertised in responses and the most a UDP response holds, in octets.
     /// Default: 1232, the size that avoids IP fragmentation (RFC 6891 §6.2.5; DNS Flag Day 2020).
     public let udpPayloadSize: UInt16
@@ -28,8 +32,9 @@ public struct DNSResponder: Sendable {
     let forwardFlights: ForwardFlights
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
-                blockedAnswer: BlockedAnswer = .nxdomain, udpPayloadSize: UInt16 = 1232) {
+                blockedAnswer: BlockedAnswer = .nxdomain, watch: LocalResolverWatch? = nil, udpPayloadSize: UInt16 = 1232) {
         self.resolver = resolver
+        self.watch = watch
         self.rules = rules
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
@@ -65,6 +70,7 @@ public struct DNSResponder: Sendable {
                 return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):
                 guard let outcome = resolver.cachedOutcome(name, family: family) else { return .resolve(query, name, family) }
+                _ = watch?.offer(outcome, family: family)
                 return .ready(write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport))
             case .forward:
                 guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
@@ -95,6 +101,7 @@ public struct DNSResponder: Sendable {
             do throws(ResolutionError) {
                 // prepare's cache lookup has counted this one.
                 let outcome = try await resolver.resolveDetailed(name, family: family, countingLookup: false)
+                _ = watch?.offer(outcome, family: family)
                 answer = DNSAnswer(outcome, limits: resolver.cache.limits)
             } catch {
                 guard let failure = DNSAnswer(error) else { return nil }

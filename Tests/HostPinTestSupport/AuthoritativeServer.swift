@@ -9,14 +9,26 @@ import Musl
 #endif
 
 /// An NSD instance owned by one test: it serves the zone `example.test` (by default a copy of
-/// `zones/example.test.zone`) on a free 127.0.0.1 port, and the test may stop it and start it again on the
-/// same port (``stop()``, ``start()``), or with another zone (``serve(zone:)``), without touching the lab's
-/// shared servers. Queries are counted with `nsd-control stats_noreset` over a unix socket
-/// (``queries()``). Processes are stopped by PID.
+/// `zones/example.test.zone`), or the zones it is given, on a free 127.0.0.1 port, and the test may stop it
+/// and start it again on the same port (``stop()``, ``start()``), or with another zone (``serve(zone:)``),
+/// without touching the lab's shared servers. Queries are counted with `nsd-control stats_noreset` over a
+/// unix socket: all of them (``queries()``), or per zone (``queriesPerZone()``, NSD's `zonestats`: a test
+/// that counts per name gives each name a zone of its own). Processes are stopped by PID.
 public final class AuthoritativeServer: Sendable {
     /// Why the server could not be started or asked.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+    }
+
+    /// A zone to serve: its name (the origin, without the final dot) and its zone file's text.
+    public struct Zone: Sendable {
+        public let name: String
+        public let text: String
+
+        public init(name: String, text: String) {
+            self.name = name
+            self.text = text
+        }
     }
 
     /// Where clients send queries (UDP and TCP).
@@ -24,6 +36,8 @@ public final class AuthoritativeServer: Sendable {
     /// The server's configuration file, for `nsd-control -c`.
     public let configurationFile: String
     private let directory: String
+    /// The name whose A record ``start()`` waits for.
+    private let readinessName: String
     // The running `nsd -d` process, if any; replaced by `start()`, cleared by `stop()`.
     private let process = Mutex<Process?>(nil)
 
@@ -32,17 +46,40 @@ public final class AuthoritativeServer: Sendable {
     /// - Parameter zone: The zone file's text (`$ORIGIN example.test.`; it must give `www` an A record);
     ///   the lab's zone by default.
     /// - Throws: ``Failure`` when no port is free or NSD does not answer within 30 seconds (a loaded machine starts it slowly).
-    public init(zone: String? = nil) async throws {
+    public convenience init(zone: String? = nil) async throws {
+        let labZone = Lab.repositoryRoot.appendingPathComponent("zones/example.test.zone")
+        try await self.init(zones: [Zone(name: "example.test", text: zone ?? String(contentsOf: labZone, encoding: .utf8))],
+                            readinessName: "www.example.test")
+    }
+
+    /// Writes the configuration for `zones` and starts NSD; returns once it answers `readinessName`.
+    ///
+    /// - Parameters:
+    ///   - zones: The zones, each in a file of its own and, for ``queriesPerZone()``, a statistics group
+    ///     of its own (NSD's `zonestats: "%s"`).
+    ///   - readinessName: A name with an A record in one of the zones.
+    /// - Throws: ``Failure`` when no port is free or NSD does not answer within 30 seconds.
+    public init(zones: [Zone], readinessName: String) async throws {
         // A short path: the control socket's must fit in sockaddr_un (108 bytes).
         var template = Array("/tmp/hostpin-nsd-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure(description: "mkdtemp failed") }
         directory = String(cString: made)
+        self.readinessName = readinessName
         let port = try Self.freePort()
         address = Upstream(address: .loopbackV4, port: port)
         configurationFile = directory + "/nsd.conf"
-        let labZone = Lab.repositoryRoot.appendingPathComponent("zones/example.test.zone")
-        try (zone ?? String(contentsOf: labZone, encoding: .utf8)).write(toFile: directory + "/" + Self.zoneFile,
-                                                                        atomically: true, encoding: .utf8)
+        for zone in zones {
+            try zone.text.write(toFile: directory + "/" + Self.zoneFile(zone.name), atomically: true, encoding: .utf8)
+        }
+        let zoneClauses = zones.map { zone in
+            """
+            zone:
+                name: "\(zone.name)"
+                zonefile: "\(Self.zoneFile(zone.name))"
+                include-pattern: "counted"
+
+            """
+        }.joined()
         let configuration = """
             server:
                 ip-address: 127.0.0.1@\(port)
@@ -66,11 +103,11 @@ public final class AuthoritativeServer: Sendable {
             remote-control:
                 control-enable: yes
                 control-interface: "\(directory)/nsd.sock"
-            zone:
-                name: "example.test"
-                zonefile: "\(Self.zoneFile)"
+            pattern:
+                name: "counted"
+                zonestats: "%s"
 
-            """
+            """ + zoneClauses
         try configuration.write(toFile: configurationFile, atomically: true, encoding: .utf8)
         try await start()
     }
@@ -106,16 +143,17 @@ public final class AuthoritativeServer: Sendable {
         throw Failure(description: "NSD on \(address) did not answer within 30 s (log: \(directory)/nsd.log)")
     }
 
-    /// Restarts NSD serving `zone` (the zone file's text, as for ``init(zone:)``) instead.
+    /// Restarts NSD serving `zone` (the zone file's text, as for ``init(zone:)``) as `example.test` instead.
     ///
     /// - Throws: ``Failure`` as ``start()`` does, or when the zone file cannot be written.
     public func serve(zone: String) async throws {
         await stop()
-        try zone.write(toFile: directory + "/" + Self.zoneFile, atomically: true, encoding: .utf8)
+        try zone.write(toFile: directory + "/" + Self.zoneFile("example.test"), atomically: true, encoding: .utf8)
         try await start()
     }
 
-    private static let zoneFile = "example.test.zone"
+    /// The file name of zone `name`'s zone file.
+    private static func zoneFile(_ name: String) -> String { name + ".zone" }
 
     /// Stops NSD: SIGTERM to its PID (it stops its own children), then waits until it has exited
     /// (polling: no thread of the cooperative pool is blocked). Idempotent.
@@ -147,13 +185,29 @@ public final class AuthoritativeServer: Sendable {
         throw Failure(description: "nsd-control: \(result.standardOutput) \(result.standardError)")
     }
 
-    /// One short c-ares lookup of `www.example.test` (not counted by tests: they read ``queries()`` after).
+    /// Queries received since the last start, per zone (`nsd-control stats_noreset`, each zone's
+    /// `ZONE.num.queries`), keyed by zone name.
+    ///
+    /// - Throws: ``Failure`` when `nsd-control` cannot reach the server.
+    public func queriesPerZone() async throws -> [String: Int] {
+        let result = try await ProcessRunner.run("/usr/sbin/nsd-control", ["-c", configurationFile, "stats_noreset"])
+        guard result.status == 0 else { throw Failure(description: "nsd-control: \(result.standardOutput) \(result.standardError)") }
+        var counts: [String: Int] = [:]
+        for line in result.standardOutput.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, parts[0].hasSuffix(".num.queries"), let count = Int(parts[1]) else { continue }
+            counts[String(parts[0].dropLast(".num.queries".count))] = count
+        }
+        return counts
+    }
+
+    /// One short c-ares lookup of the readiness name (not counted by tests: they read ``queries()`` after).
     private func answers() async -> Bool {
         var configuration = TrustedResolver.Configuration(upstreams: [address])
         configuration.timeout = .milliseconds(100)
         configuration.tries = 1
         guard let probe = try? TrustedResolver(configuration: configuration) else { return false }
-        return (try? await probe.resolve("www.example.test", family: .v4)) != nil
+        return (try? await probe.resolve(readinessName, family: .v4)) != nil
     }
 
     /// A Python one-liner that clears the signal mask and execs its arguments. The test process blocks
