@@ -5,8 +5,9 @@ import FoundationNetworking
 import HostPin
 import Synchronization
 
-/// One intercepted request from `startLoading` to its end: resolve the host, send to the first pinned
-/// address (the next one when a connection cannot be made), follow redirects per the policy (each hop
+/// One intercepted request from `startLoading` to its end: resolve the host, send to the pinned addresses
+/// (racing both families as Happy Eyeballs does; the next address when a connection cannot be made),
+/// follow redirects per the policy (each hop
 /// resolved and pinned on its own, carrying the application's credentials to their origin only), file
 /// cookies under each hop's original URL, and pass the final response to the protocol's client in
 /// original-URL form. After `stop()` nothing more reaches the client.
@@ -19,8 +20,9 @@ final class PinnedLoad: TransferSink {
         var hop: PinnedRequest?
         /// Redirects followed so far.
         var hops = 0
-        /// Addresses still to try for this hop after the current one, in resolution order.
-        var remaining: [IPAddress] = []
+        /// Transfers still to try for this hop after the current one, each with the addresses it may
+        /// connect to (``PinnedLoad/attempts(for:to:settings:)``).
+        var remaining: [[IPAddress]] = []
         var responded = false
         /// Whether body deliveries of the current transfer are flow-controlled (see ``Transport``).
         var waitForClient = false
@@ -151,11 +153,13 @@ final class PinnedLoad: TransferSink {
         }
         state.withLock { state in
             state.hop = pinned
-            state.remaining = addresses
+            state.remaining = Self.attempts(for: pinned, to: addresses, settings: settings)
             state.responded = false
             state.following = nil
         }
-        sendToNextAddress()
+        if !sendToNextAddress() {
+            fail(URLError(.cannotConnectToHost, url: pinned.url, description: "\(pinned.host) has no address to connect to"))
+        }
     }
 
     /// What `rules` say about `request`; without rules (the common case) the request is sent unedited,
@@ -208,16 +212,16 @@ final class PinnedLoad: TransferSink {
         if stopped { transfer.cancel() }
     }
 
-    /// Starts this hop's transfer to its next untried address; false when none is left.
+    /// Starts this hop's next untried transfer; false when none is left.
     @discardableResult
     private func sendToNextAddress() -> Bool {
-        guard let (hop, address) = state.withLock({ state -> (PinnedRequest, IPAddress)? in
+        guard let (hop, addresses) = state.withLock({ state -> (PinnedRequest, [IPAddress])? in
             guard !state.stopped, let hop = state.hop, !state.remaining.isEmpty else { return nil }
             return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
-        let transport = Self.transport(for: hop, to: address, settings: settings)
+        let transport = Self.transport(for: hop, to: addresses, settings: settings)
         state.withLock { $0.waitForClient = transport.waitsForClient }
-        let transfer = transport.start(hop, to: address, sink: self)
+        let transfer = transport.start(hop, to: addresses, attemptDelay: Self.happyEyeballs.attemptDelay, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -226,15 +230,34 @@ final class PinnedLoad: TransferSink {
         return true
     }
 
+    /// How a name with both A and AAAA addresses is connected to (RFC 8305): IPv6 first, IPv4 250 ms
+    /// later if no connection yet, the first to connect wins (libcurl races them).
+    static let happyEyeballs = HappyEyeballs()
+
+    /// The transfers to try for `request`, in order, each with the addresses it may connect to. Through
+    /// the inner URLSession (plain HTTP to IPv4 addresses only, by default) one address per transfer,
+    /// the next when one cannot connect: URLSession reports no connection before the response, so racing
+    /// addresses there would send the request twice. Through libcurl (HTTPS, any IPv6 address — so every
+    /// name with both A and AAAA —, or plain HTTP when the settings ask) one transfer with every address
+    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``).
+    static func attempts(for request: PinnedRequest, to addresses: [IPAddress],
+                         settings: PinnedURLProtocol.Settings) -> [[IPAddress]] {
+        if usesInnerSession(request, to: addresses, settings: settings) { return addresses.map { [$0] } }
+        return addresses.isEmpty ? [] : [happyEyeballs.order(addresses)]
+    }
+
     /// libcurl for HTTPS (SNI and the certificate check must use the name), for IPv6 addresses
     /// (FoundationNetworking rejects IPv6-literal URLs: URL and curl disagree on the bracketed host), and
     /// for plain HTTP when the settings ask for it; the inner URLSession for plain HTTP to IPv4 otherwise.
-    private static func transport(for request: PinnedRequest, to address: IPAddress,
+    private static func transport(for request: PinnedRequest, to addresses: [IPAddress],
                                   settings: PinnedURLProtocol.Settings) -> any Transport {
-        if request.url.scheme?.lowercased() == "https" || address.family == .v6 || settings.plainHTTP == .libcurl {
-            return CurlTransport.shared(settings.tls)
-        }
-        return InnerSessionTransport.shared
+        usesInnerSession(request, to: addresses, settings: settings) ? InnerSessionTransport.shared : CurlTransport.shared(settings.tls)
+    }
+
+    private static func usesInnerSession(_ request: PinnedRequest, to addresses: [IPAddress],
+                                         settings: PinnedURLProtocol.Settings) -> Bool {
+        request.url.scheme?.lowercased() != "https" && settings.plainHTTP == .urlSession
+            && addresses.allSatisfy { $0.family == .v4 }
     }
 
     private func fail(_ error: URLError) {

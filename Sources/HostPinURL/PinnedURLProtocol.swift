@@ -9,13 +9,15 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the first
-/// pinned address, moving to the next when a connection cannot be made:
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the
+/// pinned addresses, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
-/// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_CONNECT_TO`, so the URL keeps the name and TLS SNI
-///   and certificate verification use it (verification is never turned off), and a kept-alive
-///   connection is reused only when it goes to the address pinned for this request.
+/// - HTTPS, IPv6 addresses, and names with both A and AAAA: libcurl with `CURLOPT_CONNECT_TO`, so the URL
+///   keeps the name and TLS SNI and certificate verification use it (verification is never turned off),
+///   and a kept-alive connection is reused only when it goes to the addresses pinned for this request.
+///   libcurl races a name's families as Happy Eyeballs does (RFC 8305: IPv6 first, IPv4 after 250 ms
+///   without a connection; ``HappyEyeballs``).
 ///
 /// Before any of that, the installed ``Rules`` decide each request (and each redirect hop, and each
 /// transparent redirect's target): a `block` rule fails it with `.resourceUnavailable` naming the rule
@@ -76,7 +78,8 @@ public final class PinnedURLProtocol: URLProtocol {
     ///
     /// - Parameters:
     ///   - resolver: Usually a `CachingResolver` over a `TrustedResolver`.
-    ///   - family: The address records asked for; `any` by default (A first, then AAAA).
+    ///   - family: The address records asked for; `any` by default (both, raced IPv6 first as RFC 8305
+    ///     says); `v4` or `v6` pins one family only.
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's;
     ///     `nil` (the default) trusts the system's CAs only. Verification is never turned off.
     ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.

@@ -11,6 +11,7 @@ final class CurlEasy {
     private let job: CurlJob
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var connectToList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
     private var responded = false
     /// The request body being streamed to curl (`CURLOPT_READFUNCTION`), for file and stream bodies.
     private var upload: InputStream?
@@ -53,13 +54,23 @@ final class CurlEasy {
 
         set(hostpin_curl_setopt_string(raw, CURLOPT_URL, url.absoluteString))
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: id)))
-        // Connect to the pinned address; the URL keeps the name for Host, SNI and the certificate check.
-        // CURLOPT_CONNECT_TO, not CURLOPT_RESOLVE: curl reuses a kept-alive connection only when its
-        // connect-to host matches too, whereas with RESOLVE it matches the name and port alone and would
-        // reuse a connection to an address the name no longer resolves to.
-        if let connectTo = job.connectTo {
-            connectToList = curl_slist_append(nil, connectTo)
+        // Connect to the pinned addresses; the URL keeps the name for Host, SNI and the certificate check.
+        // CURLOPT_CONNECT_TO, with CURLOPT_RESOLVE only for a stand-in name (CurlPinning): curl reuses a
+        // kept-alive connection only when its connect-to host matches too, whereas RESOLVE for the URL's
+        // name matches the name and port alone and would reuse a connection to an address the name no
+        // longer resolves to.
+        if let pinning = job.pinning {
+            connectToList = curl_slist_append(nil, pinning.connectTo)
             set(hostpin_curl_setopt_pointer(raw, CURLOPT_CONNECT_TO, connectToList))
+            if let resolve = pinning.resolve {
+                resolveList = curl_slist_append(nil, resolve)
+                set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+            }
+        }
+        if let delay = job.attemptDelay {
+            let (seconds, attoseconds) = delay.components
+            let milliseconds = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+            set(hostpin_curl_setopt_long(raw, CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS, milliseconds))
         }
         // Never an environment proxy. (Without a connect-to entry — a host a `pass` rule leaves to the
         // system — curl resolves the name itself, through the system.)
@@ -194,7 +205,9 @@ final class CurlEasy {
         curl_easy_cleanup(raw)
         curl_slist_free_all(headerList)
         curl_slist_free_all(connectToList)
+        curl_slist_free_all(resolveList)
         headerList = nil
         connectToList = nil
+        resolveList = nil
     }
 }

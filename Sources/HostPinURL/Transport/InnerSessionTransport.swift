@@ -35,12 +35,17 @@ final class InnerSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Creates and resumes the inner task for `request` addressed to `address` on ``control``: never on
+    /// Creates and resumes the inner task for `request` addressed to the first address on ``control``: never on
     /// FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in docs/ARCHITECTURE.md), and
     /// not on Swift's cooperative pool either, whose few threads would wait while that one queue is busy
     /// with every transfer in the process.
-    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
-        guard let addressed = request.addressed(to: address) else {
+    ///
+    /// Only the first of `addresses` is used (``PinnedLoad`` gives one IPv4 address per transfer, and
+    /// moves to the next when it cannot connect): URLSession reports no connection before the response,
+    /// so it cannot race addresses without sending the request twice.
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay _: Duration,
+               sink: any TransferSink) -> any TransferHandle {
+        guard let address = addresses.first, let addressed = request.addressed(to: address) else {
             sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
             return InnerTask(router: router, control: control)
         }

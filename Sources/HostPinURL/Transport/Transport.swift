@@ -14,8 +14,11 @@ protocol Transport: Sendable {
     /// from the inner session's delegate queue both crashed under benchmark load).
     var waitsForClient: Bool { get }
 
-    /// Starts sending `request` to `address`; events go to `sink`.
-    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle
+    /// Starts sending `request` to one of `addresses` (in the order to attempt them); events go to `sink`.
+    /// The inner URLSession takes one IPv4 address; curl races several as Happy Eyeballs does, each next
+    /// attempt after `attemptDelay` (RFC 8305 §5).
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration,
+               sink: any TransferSink) -> any TransferHandle
 }
 
 /// Receives one transfer's events, in order: one response, data as it arrives, then exactly one finish.
