@@ -39,6 +39,8 @@ final class PinnedLoad: TransferSink {
     private let settings: PinnedURLProtocol.Settings?
     /// The application's `Authorization` and own `Cookie`, for redirect hops to their origin.
     private let credentials: OriginCredentials
+    /// Builds the observer's event; `nil` without an observer, so nothing is recorded then.
+    private let recorder: EventRecorder?
     private let state = Mutex(State())
 
     init(client: ClientReference, request: URLRequest, body: RequestBody, delivery: ResponseDelivery,
@@ -49,6 +51,7 @@ final class PinnedLoad: TransferSink {
         self.delivery = delivery
         self.settings = settings
         credentials = OriginCredentials(of: request, cookieStorage: settings?.cookieStorage)
+        recorder = settings?.observer.flatMap { observer in request.url.map { EventRecorder(url: $0, observer: observer) } }
     }
 
     func start() {
@@ -61,6 +64,7 @@ final class PinnedLoad: TransferSink {
             state.stopped = true
             return (state.work, state.transfer)
         }
+        recorder?.finish(.failed(URLError(.cancelled, url: request.url, description: "the task was cancelled")))
         work?.cancel()
         transfer?.cancel()
     }
@@ -93,10 +97,12 @@ final class PinnedLoad: TransferSink {
         }
         var sent = hop
         var decision = Self.decide(sent, by: settings.rules)
+        var decidedBy = decision.rule.map { [$0] } ?? []
         var rewrites = 0
         while case .redirect(let redirect) = decision, redirect.isTransparent {
             rewrites += 1
             guard rewrites <= Self.maxRuleRedirects else {
+                if let url { recorder?.beginHop(url, fetched: redirect.target, rules: decidedBy) }
                 fail(URLError(.httpTooManyRedirects, url: url,
                               description: "the rules redirected \(url?.absoluteString ?? "the request") more than "
                                   + "\(Self.maxRuleRedirects) times (last by \(redirect.rule))"))
@@ -106,6 +112,7 @@ final class PinnedLoad: TransferSink {
             sent.setValue(nil, forHTTPHeaderField: "Host")
             credentials.apply(to: &sent, cookieStorage: settings.cookieStorage)
             decision = Self.decide(sent, by: settings.rules)
+            if let rule = decision.rule { decidedBy.append(rule) }
         }
         var edited = sent
         if case .send(_, let edits) = decision { edited.apply(edits) }
@@ -113,23 +120,29 @@ final class PinnedLoad: TransferSink {
             fail(URLError(.badURL, url: url, description: "the URL has no host"))
             return
         }
+        recorder?.beginHop(url, fetched: pinned.url, rules: decidedBy)
         let addresses: [IPAddress]
+        let source: PinnedURLProtocol.AddressSource
         switch decision {
         case .block(let rule):
             fail(URLError.blocked(by: rule, url: pinned.url))
             return
         case .respond(let response):
+            recorder?.transport(.localResponse)
             answer(status: response.status, headers: response.headers, body: response.body, to: pinned)
             return
         case .redirect(let redirect):
+            recorder?.transport(.localResponse)
             answer(status: redirect.status ?? 302, headers: [("Location", redirect.target.absoluteString), ("Content-Length", "0")],
                    body: Data(), to: pinned)
             return
         case .pass(.rule):
+            recorder?.addresses([], from: .pass)
             sendResolvedBySystem(pinned)
             return
         case .send(.pinned(let pinnedAddresses, _), _):
             addresses = pinnedAddresses
+            source = .pinned
         case .send(.resolve, _), .pass(.addressLiteral), .pass(.localhost):
             let resolution: Resolution
             do throws(ResolutionError) {
@@ -138,6 +151,7 @@ final class PinnedLoad: TransferSink {
                 fail(URLError(error, url: pinned.url))
                 return
             }
+            source = PinnedURLProtocol.AddressSource(resolution.source)
             // The rebinding guard is about what DNS answers for a name: an IP literal or localhost is
             // where the application asked to go.
             if settings.allowPrivate || resolution.name.literalAddress != nil || resolution.name.isLocalhost {
@@ -151,9 +165,11 @@ final class PinnedLoad: TransferSink {
                 }
             }
         }
+        let attempts = Self.attempts(for: pinned, to: addresses, settings: settings)
+        recorder?.addresses(attempts.flatMap { $0 }, from: source)
         state.withLock { state in
             state.hop = pinned
-            state.remaining = Self.attempts(for: pinned, to: addresses, settings: settings)
+            state.remaining = attempts
             state.responded = false
             state.following = nil
         }
@@ -186,7 +202,7 @@ final class PinnedLoad: TransferSink {
             state.following = nil
             state.waitForClient = false
         }
-        received(response)
+        received(response, from: nil)
         if !body.isEmpty { received(body) }
         finished(with: nil)
     }
@@ -204,7 +220,8 @@ final class PinnedLoad: TransferSink {
             state.following = nil
             state.waitForClient = transport.waitsForClient
         }
-        let transfer = transport.startResolvingBySystem(hop, sink: self)
+        recorder?.transport(.libcurl)
+        let transfer = transport.startResolvingBySystem(hop, reportsConnections: recorder != nil, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -221,7 +238,9 @@ final class PinnedLoad: TransferSink {
         }), let settings else { return false }
         let transport = Self.transport(for: hop, to: addresses, settings: settings)
         state.withLock { $0.waitForClient = transport.waitsForClient }
-        let transfer = transport.start(hop, to: addresses, attemptDelay: Self.happyEyeballs.attemptDelay, sink: self)
+        recorder?.transport(transport is InnerSessionTransport ? .urlSession : .libcurl)
+        let transfer = transport.start(hop, to: addresses, attemptDelay: Self.happyEyeballs.attemptDelay,
+                                       reportsConnections: recorder != nil, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -262,6 +281,7 @@ final class PinnedLoad: TransferSink {
 
     private func fail(_ error: URLError) {
         guard !isStopped else { return }
+        recorder?.finish(.failed(error))
         client.failed(with: error)
     }
 
@@ -294,12 +314,17 @@ final class PinnedLoad: TransferSink {
 
     // MARK: TransferSink
 
-    func received(_ response: HTTPURLResponse) {
+    func attempting(_ address: IPAddress) {
+        recorder?.attempting(address)
+    }
+
+    func received(_ response: HTTPURLResponse, from address: IPAddress?) {
         guard let (hop, hops) = state.withLock({ state -> (PinnedRequest, Int)? in
             guard !state.stopped, let hop = state.hop else { return nil }
             state.responded = true
             return (hop, state.hops)
         }) else { return }
+        recorder?.responded(response.statusCode, from: address)
         let presented = hop.presenting(response)
         storeCookies(from: presented, for: hop)
         let redirect: URLRequest?
@@ -339,6 +364,7 @@ final class PinnedLoad: TransferSink {
 
     func received(_ data: Data) {
         guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
+        recorder?.delivered(data.count)
         switch delivery {
         case .stream: client.loaded(data, flowControl: state.withLock { $0.waitForClient })
         case .buffer: state.withLock { $0.body.append(data) }
@@ -366,6 +392,7 @@ final class PinnedLoad: TransferSink {
             }
             if !body.isEmpty { client.loaded(body, flowControl: false) }
         }
+        recorder?.finishWithResponse()
         client.finished()
     }
 }

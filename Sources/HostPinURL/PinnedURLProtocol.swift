@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``) and sends the request to the
 /// pinned addresses, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -36,8 +36,12 @@ import Synchronization
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:observer:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``.
+///
+/// An ``Observer`` set at install receives one ``Event`` per request: the rules that decided each hop, where
+/// its addresses came from, the connection attempts and the address that answered, the transport, bytes,
+/// duration and outcome.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -56,6 +60,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let plainHTTP: PlainHTTPTransport
         let rules: Rules
         let allowPrivate: Bool
+        let observer: Observer?
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -95,14 +100,17 @@ public final class PinnedURLProtocol: URLProtocol {
     ///     (``RebindingGuard``) is on: such addresses are dropped from the answer, and a name with no
     ///     other address fails with `.resourceUnavailable` naming the address and its block. IP literals,
     ///     `localhost` and a `pin` rule's addresses are never guarded.
+    ///   - observer: Receives one ``Event`` per request (rules, hops, addresses, transport, bytes, duration,
+    ///     outcome); `nil` (the default) records nothing, at no cost.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
-                               rules: Rules = Rules(), allowPrivate: Bool = true) {
+                               rules: Rules = Rules(), allowPrivate: Bool = true, observer: Observer? = nil) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate,
+                          observer: observer)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPin
 
 /// One curl easy handle set up for a ``CurlJob``, owned by the multi thread: created, driven and
 /// closed there. Its callbacks run there too, so the sink hears one transfer's events in order.
@@ -136,6 +137,14 @@ final class CurlEasy {
         }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList))
 
+        if job.reportsConnections {
+            set(hostpin_curl_setopt_pointer(raw, CURLOPT_OPENSOCKETDATA, context))
+            set(hostpin_curl_setopt_opensocket(raw, CURLOPT_OPENSOCKETFUNCTION) { context, _, address in
+                guard let context, let address else { return HOSTPIN_CURL_SOCKET_BAD }
+                let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+                return easy.openSocket(address)
+            })
+        }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
         set(hostpin_curl_setopt_write(raw, CURLOPT_HEADERFUNCTION) { bytes, size, count, context in
             guard let context else { return 0 }
@@ -174,7 +183,43 @@ final class CurlEasy {
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
         else { return }
         responded = true
-        job.sink.received(response)
+        job.sink.received(response, from: job.reportsConnections ? primaryAddress() : nil)
+    }
+
+    /// Opens the socket of one connection attempt, as curl's default does but close-on-exec, and tells
+    /// the sink where it goes (`CURLOPT_OPENSOCKETFUNCTION`, set only when the job reports connections).
+    private func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let target = address.pointee
+        if let ip = Self.ipAddress(family: target.family, at: &address.pointee.addr) { job.sink.attempting(ip) }
+        let descriptor = socket(target.family, target.socktype | Int32(SOCK_CLOEXEC.rawValue), target.protocol)
+        return descriptor >= 0 ? descriptor : HOSTPIN_CURL_SOCKET_BAD
+    }
+
+    /// The address of an IPv4 or IPv6 socket address (curl's `struct curl_sockaddr` holds a whole one).
+    private static func ipAddress(family: Int32, at address: UnsafeMutablePointer<sockaddr>) -> IPAddress? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let written: UnsafePointer<CChar>?
+        switch family {
+        case AF_INET:
+            written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                inet_ntop(AF_INET, &inet.pointee.sin_addr, &text, socklen_t(text.count))
+            }
+        case AF_INET6:
+            written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet6 in
+                inet_ntop(AF_INET6, &inet6.pointee.sin6_addr, &text, socklen_t(text.count))
+            }
+        default:
+            return nil
+        }
+        guard written != nil else { return nil }
+        return IPAddress(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    /// The address the transfer is connected to (`CURLINFO_PRIMARY_IP`).
+    private func primaryAddress() -> IPAddress? {
+        var text: UnsafeMutablePointer<CChar>?
+        guard hostpin_curl_getinfo_string(raw, CURLINFO_PRIMARY_IP, &text) == CURLE_OK, let text else { return nil }
+        return IPAddress(String(cString: text))
     }
 
     private func body(_ data: Data) {

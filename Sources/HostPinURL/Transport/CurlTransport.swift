@@ -43,10 +43,10 @@ final class CurlTransport: Transport {
         multi = CurlMulti()
     }
 
-    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration,
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration, reportsConnections: Bool,
                sink: any TransferSink) -> any TransferHandle {
         let job = CurlJob(request: request.original, body: request.body, pinning: request.curlPinning(to: addresses),
-                          attemptDelay: attemptDelay, tls: tls, sink: sink)
+                          attemptDelay: attemptDelay, reportsConnections: reportsConnections, tls: tls, sink: sink)
         let id = multi.submit(job)
         return Handle(id: id, multi: multi)
     }
@@ -54,9 +54,11 @@ final class CurlTransport: Transport {
     /// Starts sending `request` with curl resolving its name through the system (no `CURLOPT_CONNECT_TO`):
     /// for hosts a `pass` rule leaves to the system. A kept-alive connection made this way is never
     /// reused for a pinned request, whose connect-to entry it lacks.
-    func startResolvingBySystem(_ request: PinnedRequest, sink: any TransferSink) -> any TransferHandle {
-        let job = CurlJob(request: request.original, body: request.body, pinning: nil, attemptDelay: nil, tls: tls,
-                          sink: sink)
+    func startResolvingBySystem(_ request: PinnedRequest, reportsConnections: Bool, sink: any TransferSink)
+        -> any TransferHandle
+    {
+        let job = CurlJob(request: request.original, body: request.body, pinning: nil, attemptDelay: nil,
+                          reportsConnections: reportsConnections, tls: tls, sink: sink)
         return Handle(id: multi.submit(job), multi: multi)
     }
 
@@ -77,6 +79,9 @@ struct CurlJob: Sendable {
     let pinning: CurlPinning?
     /// `CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS`; `nil` keeps curl's default.
     let attemptDelay: Duration?
+    /// Whether the sink hears of each connection attempt (`CURLOPT_OPENSOCKETFUNCTION`) and the
+    /// response's address (`CURLINFO_PRIMARY_IP`).
+    let reportsConnections: Bool
     let tls: CurlTransport.TLS
     let sink: any TransferSink
 }
