@@ -152,6 +152,10 @@ struct FetchCommand: Subcommand {
                                                            extraCAFile: caFile, redirects: redirects,
                                                            plainHTTP: .libcurl, rules: rules,
                                                            observer: verbose ? Self.printEvent : nil, base: base)
+        // A request a pass rule decides never reaches the interceptor, so no event will tell of it.
+        if verbose, case .pass(.rule(let rule)) = rules.decide(PolicyRequest(method: request.method, url: request.url)) {
+            VerboseEvent.lines(passedBy: rule, url: request.url).forEach(Console.error)
+        }
         let transfer = FetchTransfer(options: output)
         let session = URLSession(configuration: configuration, delegate: transfer, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }

@@ -31,6 +31,14 @@ enum VerboseEvent {
         return lines
     }
 
+    /// What `-v` says of a request a `pass` rule leaves to the system: the interceptor declines it
+    /// (URLSession sends it, resolving the name through the system's resolver), so no event follows.
+    static func lines(passedBy rule: RuleReference, url: URL) -> [String] {
+        ["* URL: \(url.absoluteString)",
+         "* Rules: \(rule)",
+         "* \(url.host ?? ""): not pinned, resolved by the system (pass); URLSession sends it as if HostPin were absent"]
+    }
+
     private static func lines(for hop: PinnedURLProtocol.Hop) -> [String] {
         var lines: [String] = []
         if !hop.rules.isEmpty { lines.append("* Rules: " + hop.rules.map(\.description).joined(separator: ", ")) }
