@@ -75,7 +75,18 @@ struct OriginConnector: Sendable {
     /// - Throws: ``ProxyError/noAddressConnected(host:failures:)`` (the failures in the order they
     ///   happened), or ``ProxyError/connectTimedOut(host:failures:)`` when every attempt timed out.
     func connect(host: HostName, addresses: [SocketAddress]) async throws(ProxyError) -> Connection {
-        let result = await Self.race(addresses, delay: happyEyeballs.attemptDelay, timeout: connectTimeout)
+        let result: Result<Connection, ConnectFailures>
+        if addresses.count == 1 {
+            // Nothing to race: no task group (the common case).
+            do throws(SocketError) {
+                let channel = try await SocketChannel.connect(to: addresses[0], deadline: .after(connectTimeout))
+                result = .success(Connection(channel: channel, address: addresses[0]))
+            } catch {
+                result = .failure(ConnectFailures(failures: [ProxyError.ConnectFailure(address: addresses[0], error: error)]))
+            }
+        } else {
+            result = await Self.race(addresses, delay: happyEyeballs.attemptDelay, timeout: connectTimeout)
+        }
         switch result {
         case .success(let connection):
             return connection

@@ -22,11 +22,6 @@ import Testing
     func oneFamilyKeepsTheAnswerOrder(_ texts: [String]) throws {
         let answer = try addresses(texts)
         #expect(HappyEyeballs().order(answer) == answer)
-        #expect(!HappyEyeballs.spansBothFamilies(answer))
-    }
-
-    @Test func mixedFamiliesSpanBoth() throws {
-        #expect(HappyEyeballs.spansBothFamilies(try addresses(["127.0.0.10", "::1"])))
     }
 
     @Test(arguments: [(Duration.milliseconds(250), Duration.milliseconds(250)), (.zero, .milliseconds(10)),

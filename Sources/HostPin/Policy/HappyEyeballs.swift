@@ -43,11 +43,4 @@ public struct HappyEyeballs: Sendable, Hashable {
         }
         return ordered
     }
-
-    /// Whether `addresses` hold both families: a race between them, where the order and the delay
-    /// matter most.
-    public static func spansBothFamilies(_ addresses: [IPAddress]) -> Bool {
-        guard let first = addresses.first?.family else { return false }
-        return addresses.contains { $0.family != first }
-    }
 }
