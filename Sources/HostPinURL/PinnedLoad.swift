@@ -7,10 +7,10 @@ import Synchronization
 
 /// One intercepted request from `startLoading` to its end: resolve the host, send to the pinned addresses
 /// (racing both families as Happy Eyeballs does; the next address when a connection cannot be made),
-/// follow redirects per the policy (each hop
-/// resolved and pinned on its own, carrying the application's credentials to their origin only), file
-/// cookies under each hop's original URL, and pass the final response to the protocol's client in
-/// original-URL form. After `stop()` nothing more reaches the client.
+/// follow redirects per the policy (each hop resolved and pinned on its own, carrying the application's
+/// credentials to their origin only), file cookies under each hop's original URL, pass the final
+/// response to the protocol's client in original-URL form, and tell the observer, if any, what happened
+/// (``EventRecorder``). After `stop()` nothing more reaches the client.
 final class PinnedLoad: TransferSink {
     private struct State {
         var stopped = false
