@@ -22,10 +22,18 @@ static inline CURLcode hostpin_curl_setopt_write(CURL *easy, CURLoption option,
                                                  size_t (*callback)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(easy, option, callback);
 }
+static inline CURLcode hostpin_curl_setopt_opensocket(CURL *easy, CURLoption option,
+                                                      curl_socket_t (*callback)(void *, curlsocktype,
+                                                                                struct curl_sockaddr *)) {
+    return curl_easy_setopt(easy, option, callback);
+}
 static inline CURLcode hostpin_curl_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }
 static inline CURLcode hostpin_curl_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+static inline CURLcode hostpin_curl_getinfo_string(CURL *easy, CURLINFO info, char **value) {
     return curl_easy_getinfo(easy, info, value);
 }
 static inline CURLcode hostpin_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
@@ -38,4 +46,5 @@ static const int HOSTPIN_CURLPAUSE_CONT = CURLPAUSE_CONT;
 static const size_t HOSTPIN_CURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
 static const int HOSTPIN_CURLH_HEADER = CURLH_HEADER;
 static const CURLversion HOSTPIN_CURLVERSION_NOW = CURLVERSION_NOW;
+static const curl_socket_t HOSTPIN_CURL_SOCKET_BAD = CURL_SOCKET_BAD;
 #endif

@@ -14,7 +14,7 @@ struct FetchCommand: Subcommand {
     static let usage = "hostpin fetch URL [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] [--timeout SECONDS] "
         + "[-i] [-o FILE] [-X METHOD] [-d DATA] [--data-binary @FILE|DATA] [--data-raw DATA] [-H 'Name: value']... [-L] [--fail] "
-        + "[--max-time SECONDS] [--rules FILE]"
+        + "[--max-time SECONDS] [--rules FILE] [-v]"
     /// The hop limit of `-L`: URLSession's default (curl's is 50).
     static let maxRedirects = 16
 
@@ -61,6 +61,10 @@ struct FetchCommand: Subcommand {
                                "The requested URL returned error: CODE" and exit 22.
           --max-time SECONDS   The longest the whole operation may take (resolution, connection,
                                transfer), fractions allowed; then exit 28.
+          -v, --verbose        When the request ends, describe it on standard error in lines starting
+                               with '* ' (curl -v's habit): each hop's rules, addresses and where they
+                               came from, connection attempts (ms from the start), the address
+                               connected to and the transport, the status; then bytes and duration.
         \(RulesOption.helpLines)
           -h, --help           Show this help.
 
@@ -92,6 +96,8 @@ struct FetchCommand: Subcommand {
     let maxTime: Double?
     /// `--rules`.
     let rules: Rules
+    /// `-v`.
+    let verbose: Bool
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         // Options with values first, so a value such as `-d -i` is not taken for a flag.
@@ -109,6 +115,7 @@ struct FetchCommand: Subcommand {
         output.includeHeaders = try parser.flag(anyOf: "-i", "--include")
         output.failOnHTTPError = try parser.flag(anyOf: "-f", "--fail")
         followRedirects = try parser.flag(anyOf: "-L", "--location")
+        verbose = try parser.flag(anyOf: "-v", "--verbose")
         if let (_, path) = outputPath, path != "-" { output.destination = .file(path) }
         self.output = output
         let texts = parser.positionals()
@@ -143,7 +150,12 @@ struct FetchCommand: Subcommand {
         // and twice as fast as the inner URLSession.
         let configuration = URLSessionConfiguration.pinned(resolver: resolver, family: options.family,
                                                            extraCAFile: caFile, redirects: redirects,
-                                                           plainHTTP: .libcurl, rules: rules, base: base)
+                                                           plainHTTP: .libcurl, rules: rules,
+                                                           observer: verbose ? Self.printEvent : nil, base: base)
+        // A request a pass rule decides never reaches the interceptor, so no event will tell of it.
+        if verbose, case .pass(.rule(let rule)) = rules.decide(PolicyRequest(method: request.method, url: request.url)) {
+            VerboseEvent.lines(passedBy: rule, url: request.url).forEach(Console.error)
+        }
         let transfer = FetchTransfer(options: output)
         let session = URLSession(configuration: configuration, delegate: transfer, delegateQueue: nil)
         defer { session.finishTasksAndInvalidate() }
@@ -152,6 +164,11 @@ struct FetchCommand: Subcommand {
         let (status, sentence) = FetchFailure.report(outcome, url: request.url, maxTime: maxTime)
         if let sentence { Console.error("hostpin: \(sentence)") }
         return status
+    }
+
+    /// `-v`: the event on standard error, before the transfer's own end is reported.
+    @Sendable static func printEvent(_ event: PinnedURLProtocol.Event) {
+        VerboseEvent.lines(for: event).forEach(Console.error)
     }
 
     /// A `--ca-file` without a PEM certificate ends fetch as it ends curl: its sentence and exit 77.

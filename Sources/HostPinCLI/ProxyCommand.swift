@@ -43,7 +43,8 @@ struct ProxyCommand: Subcommand {
                                       'hostpin lookup --help').
           --pin NAME=sha256//BASE64   Accept NAME's certificate only with this public key; repeatable.
           --ca-file FILE              Also trust the CA certificates in FILE (PEM) for DoH and DoT.
-          --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default).
+          --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default: IPv6 first, IPv4
+                                      after 250 ms without a connection, RFC 8305).
           --timeout SECONDS           How long an origin may take to accept a connection and begin its
                                       response (default \(Int(Self.defaultTimeoutSeconds))); resolving a name
                                       takes at most 5 s of it.

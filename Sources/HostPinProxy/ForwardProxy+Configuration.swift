@@ -27,9 +27,12 @@ extension ForwardProxy {
         public var rules = Rules()
         /// The ports CONNECT may reach. Default: 443 only.
         public var allowedConnectPorts: Set<UInt16> = [443]
-        /// How long one pinned address may take to accept a TCP connection before the next is tried.
-        /// Default: 10 seconds.
+        /// How long one pinned address may take to accept a TCP connection. Default: 10 seconds.
         public var connectTimeout: Duration = .seconds(10)
+        /// How a name's addresses are raced (RFC 8305): the preferred family first, the next address
+        /// after the attempt delay with no connection yet or at once when an attempt fails, the first to
+        /// connect wins. Default: IPv6 first, 250 ms.
+        public var happyEyeballs = HappyEyeballs()
         /// How long the origin may take to send its response head once the request head is sent; then
         /// the client gets 504. Default: 30 seconds.
         public var originTimeout: Duration = .seconds(30)

@@ -161,7 +161,8 @@ public final class ForwardProxy: Sendable {
         case .admitted(let slot):
             let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
                                             connectTimeout: configuration.connectTimeout,
-                                            proxy: ListeningEndpoint(bound: running.listener.boundAddress))
+                                            proxy: ListeningEndpoint(bound: running.listener.boundAddress),
+                                            happyEyeballs: configuration.happyEyeballs)
             let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)

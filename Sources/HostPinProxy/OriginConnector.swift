@@ -3,14 +3,18 @@ import HostPinNet
 
 /// Turns a request's authority into a TCP connection to one of its pinned addresses: resolves the name
 /// through the trusted resolver (or takes a `pin` rule's addresses), refuses special-purpose addresses
-/// of a resolved name unless allowed (``RebindingGuard``), and tries every remaining address in answer
-/// order until one accepts (so `multi.example.test`, whose first address is dead, still connects).
+/// of a resolved name unless allowed (``RebindingGuard``), and races the remaining addresses as Happy
+/// Eyeballs does (RFC 8305: IPv6 first, the next address after 250 ms or at the previous one's failure),
+/// so a name whose AAAA address is black-holed still connects over IPv4 within a fraction of a second,
+/// and `multi.example.test`, whose first address is dead, still connects.
 struct OriginConnector: Sendable {
     let resolver: any HostResolver
     let allowPrivate: Bool
     let connectTimeout: Duration
     /// The proxy's own listening endpoint: a target that reaches it is refused (it would loop).
     let proxy: ListeningEndpoint?
+    /// The attempt order and delay for names with several addresses (RFC 8305).
+    var happyEyeballs = HappyEyeballs()
 
     /// A connected origin.
     struct Connection: Sendable {
@@ -24,8 +28,8 @@ struct OriginConnector: Sendable {
         let source: AddressSource
     }
 
-    /// The addresses `authority` may be connected to, in order: those the resolver answers, or those a
-    /// `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
+    /// The addresses `authority` may be connected to, in the order to attempt them
+    /// (``HappyEyeballs/order(_:)``): those the resolver answers, or those a `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
     /// apply to them; the proxy's own address is refused either way.
     ///
     /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(_:)``,
@@ -55,31 +59,119 @@ struct OriginConnector: Sendable {
                 }
             }
         }
-        let allowed = addresses.map { SocketAddress(address: $0, port: authority.port) }
+        let allowed = happyEyeballs.order(addresses).map { SocketAddress(address: $0, port: authority.port) }
         if let proxy, let loop = allowed.first(where: proxy.isReached(by:)) {
             throw .targetIsProxy(loop)
         }
         return Pinning(addresses: allowed, source: source)
     }
 
-    /// Connects to the first of `addresses` that accepts, each within ``connectTimeout``.
+    /// Connects to one of `addresses` (in ``HappyEyeballs/order(_:)``'s order, as ``addresses(for:_:)``
+    /// gives them), racing them as RFC 8305 §5 says (``ConnectionRace``): the first at once, each next
+    /// one when the previous attempt fails or after ``happyEyeballs``' attempt delay (250 ms, on the event
+    /// loop's timers) with no connection yet; the first to connect wins and the other attempts are
+    /// cancelled. Each attempt may take ``connectTimeout``.
     ///
-    /// - Throws: ``ProxyError/noAddressConnected(host:failures:)``, or
-    ///   ``ProxyError/connectTimedOut(host:failures:)`` when every address timed out.
+    /// - Throws: ``ProxyError/noAddressConnected(host:failures:)`` (the failures in the order they
+    ///   happened), or ``ProxyError/connectTimedOut(host:failures:)`` when every attempt timed out.
     func connect(host: HostName, addresses: [SocketAddress]) async throws(ProxyError) -> Connection {
-        var failures: [ProxyError.ConnectFailure] = []
-        for address in addresses {
+        let result: Result<Connection, ConnectFailures>
+        if addresses.count == 1 {
+            // Nothing to race: no task group (the common case).
             do throws(SocketError) {
-                let channel = try await SocketChannel.connect(to: address, deadline: .after(connectTimeout))
-                return Connection(channel: channel, address: address)
+                let channel = try await SocketChannel.connect(to: addresses[0], deadline: .after(connectTimeout))
+                result = .success(Connection(channel: channel, address: addresses[0]))
             } catch {
-                failures.append(ProxyError.ConnectFailure(address: address, error: error))
-                if error == .cancelled || error == .closed { break }
+                result = .failure(ConnectFailures(failures: [ProxyError.ConnectFailure(address: addresses[0], error: error)]))
             }
+        } else {
+            result = await Self.race(addresses, delay: happyEyeballs.attemptDelay, timeout: connectTimeout)
         }
-        if !failures.isEmpty, failures.allSatisfy({ $0.error == .timedOut }) {
-            throw .connectTimedOut(host: host, failures: failures)
+        switch result {
+        case .success(let connection):
+            return connection
+        case .failure(let lost):
+            let failures = lost.failures
+            if !failures.isEmpty, failures.allSatisfy({ $0.error == .timedOut }) {
+                throw .connectTimedOut(host: host, failures: failures)
+            }
+            throw .noAddressConnected(host: host, failures: failures)
         }
-        throw .noAddressConnected(host: host, failures: failures)
     }
+
+    /// What one child task of the race reports.
+    private enum RaceEvent: Sendable {
+        case connected(Int, SocketChannel)
+        case failed(Int, SocketError)
+        case timer(ConnectionRace.Timer)
+    }
+
+    /// Runs a ``ConnectionRace`` over `addresses`: attempts and timers are child tasks of one group, whose
+    /// events the race turns into the next actions.
+    private static func race(_ addresses: [SocketAddress], delay: Duration, timeout: Duration)
+        async -> Result<Connection, ConnectFailures>
+    {
+        await withTaskGroup(of: RaceEvent.self) { group in
+            var race = ConnectionRace(count: addresses.count, attemptDelay: delay)
+            var failures: [ProxyError.ConnectFailure] = []
+            var connected: [Int: SocketChannel] = [:]
+            var actions = race.start()
+            var result: Result<Connection, ConnectFailures>?
+            while result == nil {
+                for action in actions {
+                    switch action {
+                    case .connect(let index):
+                        let address = addresses[index]
+                        group.addTask {
+                            do throws(SocketError) {
+                                return .connected(index, try await SocketChannel.connect(to: address, deadline: .after(timeout)))
+                            } catch {
+                                return .failed(index, error)
+                            }
+                        }
+                    case .startTimer(let timer, let delay):
+                        group.addTask {
+                            await EventLoop.shared.sleep(until: .now + delay)
+                            return .timer(timer)
+                        }
+                    case .won(let index, _):
+                        if let channel = connected.removeValue(forKey: index) {
+                            result = .success(Connection(channel: channel, address: addresses[index]))
+                        }
+                    case .abandon(let index):
+                        connected.removeValue(forKey: index)?.close()
+                    case .lost:
+                        result = .failure(ConnectFailures(failures: failures))
+                    }
+                }
+                guard result == nil, let event = await group.next() else { break }
+                switch event {
+                case .connected(let index, let channel):
+                    connected[index] = channel
+                    actions = race.attemptConnected(index)
+                case .failed(let index, let error):
+                    failures.append(ProxyError.ConnectFailure(address: addresses[index], error: error))
+                    // The caller was cancelled or the proxy is stopping: no further attempt.
+                    if error == .cancelled || error == .closed {
+                        result = .failure(ConnectFailures(failures: failures))
+                    } else {
+                        actions = race.attemptFailed(index)
+                    }
+                case .timer(let timer):
+                    actions = race.timerFired(timer)
+                }
+            }
+            // Attempts still running are cancelled; one that connected meanwhile is closed.
+            group.cancelAll()
+            while let event = await group.next() {
+                if case .connected(_, let channel) = event { channel.close() }
+            }
+            return result ?? .failure(ConnectFailures(failures: failures))
+        }
+    }
+}
+
+/// The failed attempts of a lost race, in the order they failed.
+private struct ConnectFailures: Error {
+    let failures: [ProxyError.ConnectFailure]
 }

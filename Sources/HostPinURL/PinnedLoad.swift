@@ -5,11 +5,12 @@ import FoundationNetworking
 import HostPin
 import Synchronization
 
-/// One intercepted request from `startLoading` to its end: resolve the host, send to the first pinned
-/// address (the next one when a connection cannot be made), follow redirects per the policy (each hop
-/// resolved and pinned on its own, carrying the application's credentials to their origin only), file
-/// cookies under each hop's original URL, and pass the final response to the protocol's client in
-/// original-URL form. After `stop()` nothing more reaches the client.
+/// One intercepted request from `startLoading` to its end: resolve the host, send to the pinned addresses
+/// (racing both families as Happy Eyeballs does; the next address when a connection cannot be made),
+/// follow redirects per the policy (each hop resolved and pinned on its own, carrying the application's
+/// credentials to their origin only), file cookies under each hop's original URL, pass the final
+/// response to the protocol's client in original-URL form, and tell the observer, if any, what happened
+/// (``EventRecorder``). After `stop()` nothing more reaches the client.
 final class PinnedLoad: TransferSink {
     private struct State {
         var stopped = false
@@ -19,8 +20,9 @@ final class PinnedLoad: TransferSink {
         var hop: PinnedRequest?
         /// Redirects followed so far.
         var hops = 0
-        /// Addresses still to try for this hop after the current one, in resolution order.
-        var remaining: [IPAddress] = []
+        /// Transfers still to try for this hop after the current one, each with the addresses it may
+        /// connect to (``PinnedLoad/attempts(for:to:settings:)``).
+        var remaining: [[IPAddress]] = []
         var responded = false
         /// Whether body deliveries of the current transfer are flow-controlled (see ``Transport``).
         var waitForClient = false
@@ -37,6 +39,8 @@ final class PinnedLoad: TransferSink {
     private let settings: PinnedURLProtocol.Settings?
     /// The application's `Authorization` and own `Cookie`, for redirect hops to their origin.
     private let credentials: OriginCredentials
+    /// Builds the observer's event; `nil` without an observer, so nothing is recorded then.
+    private let recorder: EventRecorder?
     private let state = Mutex(State())
 
     init(client: ClientReference, request: URLRequest, body: RequestBody, delivery: ResponseDelivery,
@@ -47,6 +51,7 @@ final class PinnedLoad: TransferSink {
         self.delivery = delivery
         self.settings = settings
         credentials = OriginCredentials(of: request, cookieStorage: settings?.cookieStorage)
+        recorder = settings?.observer.flatMap { observer in request.url.map { EventRecorder(url: $0, observer: observer) } }
     }
 
     func start() {
@@ -59,6 +64,7 @@ final class PinnedLoad: TransferSink {
             state.stopped = true
             return (state.work, state.transfer)
         }
+        recorder?.finish(.failed(URLError(.cancelled, url: request.url, description: "the task was cancelled")))
         work?.cancel()
         transfer?.cancel()
     }
@@ -91,10 +97,12 @@ final class PinnedLoad: TransferSink {
         }
         var sent = hop
         var decision = Self.decide(sent, by: settings.rules)
+        var decidedBy = decision.rule.map { [$0] } ?? []
         var rewrites = 0
         while case .redirect(let redirect) = decision, redirect.isTransparent {
             rewrites += 1
             guard rewrites <= Self.maxRuleRedirects else {
+                if let url { recorder?.beginHop(url, fetched: redirect.target, rules: decidedBy) }
                 fail(URLError(.httpTooManyRedirects, url: url,
                               description: "the rules redirected \(url?.absoluteString ?? "the request") more than "
                                   + "\(Self.maxRuleRedirects) times (last by \(redirect.rule))"))
@@ -104,6 +112,7 @@ final class PinnedLoad: TransferSink {
             sent.setValue(nil, forHTTPHeaderField: "Host")
             credentials.apply(to: &sent, cookieStorage: settings.cookieStorage)
             decision = Self.decide(sent, by: settings.rules)
+            if let rule = decision.rule { decidedBy.append(rule) }
         }
         var edited = sent
         if case .send(_, let edits) = decision { edited.apply(edits) }
@@ -111,23 +120,29 @@ final class PinnedLoad: TransferSink {
             fail(URLError(.badURL, url: url, description: "the URL has no host"))
             return
         }
+        recorder?.beginHop(url, fetched: pinned.url, rules: decidedBy)
         let addresses: [IPAddress]
+        let source: PinnedURLProtocol.AddressSource
         switch decision {
         case .block(let rule):
             fail(URLError.blocked(by: rule, url: pinned.url))
             return
         case .respond(let response):
+            recorder?.transport(.localResponse)
             answer(status: response.status, headers: response.headers, body: response.body, to: pinned)
             return
         case .redirect(let redirect):
+            recorder?.transport(.localResponse)
             answer(status: redirect.status ?? 302, headers: [("Location", redirect.target.absoluteString), ("Content-Length", "0")],
                    body: Data(), to: pinned)
             return
         case .pass(.rule):
+            recorder?.addresses([], from: .pass)
             sendResolvedBySystem(pinned)
             return
         case .send(.pinned(let pinnedAddresses, _), _):
             addresses = pinnedAddresses
+            source = .pinned
         case .send(.resolve, _), .pass(.addressLiteral), .pass(.localhost):
             let resolution: Resolution
             do throws(ResolutionError) {
@@ -136,6 +151,7 @@ final class PinnedLoad: TransferSink {
                 fail(URLError(error, url: pinned.url))
                 return
             }
+            source = PinnedURLProtocol.AddressSource(resolution.source)
             // The rebinding guard is about what DNS answers for a name: an IP literal or localhost is
             // where the application asked to go.
             if settings.allowPrivate || resolution.name.literalAddress != nil || resolution.name.isLocalhost {
@@ -149,13 +165,17 @@ final class PinnedLoad: TransferSink {
                 }
             }
         }
+        let attempts = Self.attempts(for: pinned, to: addresses, settings: settings)
+        recorder?.addresses(attempts.flatMap { $0 }, from: source)
         state.withLock { state in
             state.hop = pinned
-            state.remaining = addresses
+            state.remaining = attempts
             state.responded = false
             state.following = nil
         }
-        sendToNextAddress()
+        if !sendToNextAddress() {
+            fail(URLError(.cannotConnectToHost, url: pinned.url, description: "\(pinned.host) has no address to connect to"))
+        }
     }
 
     /// What `rules` say about `request`; without rules (the common case) the request is sent unedited,
@@ -182,7 +202,7 @@ final class PinnedLoad: TransferSink {
             state.following = nil
             state.waitForClient = false
         }
-        received(response)
+        received(response, from: nil)
         if !body.isEmpty { received(body) }
         finished(with: nil)
     }
@@ -200,7 +220,8 @@ final class PinnedLoad: TransferSink {
             state.following = nil
             state.waitForClient = transport.waitsForClient
         }
-        let transfer = transport.startResolvingBySystem(hop, sink: self)
+        recorder?.transport(.libcurl)
+        let transfer = transport.startResolvingBySystem(hop, reportsConnections: recorder != nil, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -208,16 +229,18 @@ final class PinnedLoad: TransferSink {
         if stopped { transfer.cancel() }
     }
 
-    /// Starts this hop's transfer to its next untried address; false when none is left.
+    /// Starts this hop's next untried transfer; false when none is left.
     @discardableResult
     private func sendToNextAddress() -> Bool {
-        guard let (hop, address) = state.withLock({ state -> (PinnedRequest, IPAddress)? in
+        guard let (hop, addresses) = state.withLock({ state -> (PinnedRequest, [IPAddress])? in
             guard !state.stopped, let hop = state.hop, !state.remaining.isEmpty else { return nil }
             return (hop, state.remaining.removeFirst())
         }), let settings else { return false }
-        let transport = Self.transport(for: hop, to: address, settings: settings)
+        let transport = Self.transport(for: hop, to: addresses, settings: settings)
         state.withLock { $0.waitForClient = transport.waitsForClient }
-        let transfer = transport.start(hop, to: address, sink: self)
+        recorder?.transport(transport is InnerSessionTransport ? .urlSession : .libcurl)
+        let transfer = transport.start(hop, to: addresses, attemptDelay: Self.happyEyeballs.attemptDelay,
+                                       reportsConnections: recorder != nil, sink: self)
         let stopped = state.withLock { state in
             state.transfer = transfer
             return state.stopped
@@ -226,19 +249,39 @@ final class PinnedLoad: TransferSink {
         return true
     }
 
+    /// How a name with both A and AAAA addresses is connected to (RFC 8305): IPv6 first, IPv4 250 ms
+    /// later if no connection yet, the first to connect wins (libcurl races them).
+    static let happyEyeballs = HappyEyeballs()
+
+    /// The transfers to try for `request`, in order, each with the addresses it may connect to. Through
+    /// the inner URLSession (plain HTTP to IPv4 addresses only, by default) one address per transfer,
+    /// the next when one cannot connect: URLSession reports no connection before the response, so racing
+    /// addresses there would send the request twice. Through libcurl (HTTPS, any IPv6 address — so every
+    /// name with both A and AAAA —, or plain HTTP when the settings ask) one transfer with every address
+    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``).
+    static func attempts(for request: PinnedRequest, to addresses: [IPAddress],
+                         settings: PinnedURLProtocol.Settings) -> [[IPAddress]] {
+        if usesInnerSession(request, to: addresses, settings: settings) { return addresses.map { [$0] } }
+        return addresses.isEmpty ? [] : [happyEyeballs.order(addresses)]
+    }
+
     /// libcurl for HTTPS (SNI and the certificate check must use the name), for IPv6 addresses
     /// (FoundationNetworking rejects IPv6-literal URLs: URL and curl disagree on the bracketed host), and
     /// for plain HTTP when the settings ask for it; the inner URLSession for plain HTTP to IPv4 otherwise.
-    private static func transport(for request: PinnedRequest, to address: IPAddress,
+    private static func transport(for request: PinnedRequest, to addresses: [IPAddress],
                                   settings: PinnedURLProtocol.Settings) -> any Transport {
-        if request.url.scheme?.lowercased() == "https" || address.family == .v6 || settings.plainHTTP == .libcurl {
-            return CurlTransport.shared(settings.tls)
-        }
-        return InnerSessionTransport.shared
+        usesInnerSession(request, to: addresses, settings: settings) ? InnerSessionTransport.shared : CurlTransport.shared(settings.tls)
+    }
+
+    private static func usesInnerSession(_ request: PinnedRequest, to addresses: [IPAddress],
+                                         settings: PinnedURLProtocol.Settings) -> Bool {
+        request.url.scheme?.lowercased() != "https" && settings.plainHTTP == .urlSession
+            && addresses.allSatisfy { $0.family == .v4 }
     }
 
     private func fail(_ error: URLError) {
         guard !isStopped else { return }
+        recorder?.finish(.failed(error))
         client.failed(with: error)
     }
 
@@ -271,12 +314,17 @@ final class PinnedLoad: TransferSink {
 
     // MARK: TransferSink
 
-    func received(_ response: HTTPURLResponse) {
+    func attempting(_ address: IPAddress) {
+        recorder?.attempting(address)
+    }
+
+    func received(_ response: HTTPURLResponse, from address: IPAddress?) {
         guard let (hop, hops) = state.withLock({ state -> (PinnedRequest, Int)? in
             guard !state.stopped, let hop = state.hop else { return nil }
             state.responded = true
             return (hop, state.hops)
         }) else { return }
+        recorder?.responded(response.statusCode, from: address)
         let presented = hop.presenting(response)
         storeCookies(from: presented, for: hop)
         let redirect: URLRequest?
@@ -316,6 +364,7 @@ final class PinnedLoad: TransferSink {
 
     func received(_ data: Data) {
         guard state.withLock({ !$0.stopped && $0.following == nil }) else { return }
+        recorder?.delivered(data.count)
         switch delivery {
         case .stream: client.loaded(data, flowControl: state.withLock { $0.waitForClient })
         case .buffer: state.withLock { $0.body.append(data) }
@@ -343,6 +392,7 @@ final class PinnedLoad: TransferSink {
             }
             if !body.isEmpty { client.loaded(body, flowControl: false) }
         }
+        recorder?.finishWithResponse()
         client.finished()
     }
 }

@@ -12,8 +12,8 @@ import HostPin
 /// own requests. (`URLProtocol.setProperty` marks do not survive `URLRequest` copies in
 /// swift-corelibs-foundation: `protocolProperties` lives on `NSMutableURLRequest` only and is not copied.)
 ///
-/// For libcurl (HTTPS, IPv6, and plain HTTP when asked): the URL unchanged plus a `CURLOPT_CONNECT_TO`
-/// entry.
+/// For libcurl (HTTPS, IPv6, both families, and plain HTTP when asked): the URL unchanged plus a
+/// ``CurlPinning``.
 struct PinnedRequest: Sendable {
     /// The request to send to the name: the application's (or a redirect hop's), with the rules' header
     /// edits applied.
@@ -72,16 +72,16 @@ struct PinnedRequest: Sendable {
         return pinned
     }
 
-    /// The `CURLOPT_CONNECT_TO` entry `::ADDRESS:PORT` that sends this transfer to `address` on the
-    /// URL's port; `nil` when the URL names an IP literal, which curl connects to without any resolution.
+    /// Where curl connects to reach `addresses` (in the order to attempt them) on the URL's port
+    /// (``CurlPinning``); `nil` when the URL names an IP literal, which curl connects to without any
+    /// resolution.
     ///
-    /// The empty host and port in front match whatever curl makes of the URL's name (each easy handle
-    /// carries one URL), so no spelling of the name (case, a trailing dot) can miss the entry and fall
-    /// back to the system's resolver. Curl reuses a kept-alive connection only when its connect-to
-    /// address is this one, and it connects to an IP literal without any lookup or DNS cache entry.
-    func connectToEntry(for address: IPAddress) -> String? {
+    /// The empty host and port in front of the connect-to entry match whatever curl makes of the URL's
+    /// name (each easy handle carries one URL), so no spelling of the name (case, a trailing dot) can miss
+    /// the entry and fall back to the system's resolver.
+    func curlPinning(to addresses: [IPAddress]) -> CurlPinning? {
         guard IPAddress(host) == nil else { return nil }
-        return "::\(address.uriHost):\(port)"
+        return CurlPinning(addresses, port: port)
     }
 
     /// `host` or `host:port`, the port only when it is not the scheme's default (RFC 9110 §7.2, §4.2.1).

@@ -9,13 +9,15 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``) and sends the request to the first
-/// pinned address, moving to the next when a connection cannot be made:
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``) and sends the request to the
+/// pinned addresses, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
-/// - HTTPS, and IPv6 addresses: libcurl with `CURLOPT_CONNECT_TO`, so the URL keeps the name and TLS SNI
-///   and certificate verification use it (verification is never turned off), and a kept-alive
-///   connection is reused only when it goes to the address pinned for this request.
+/// - HTTPS, IPv6 addresses, and names with both A and AAAA: libcurl with `CURLOPT_CONNECT_TO`, so the URL
+///   keeps the name and TLS SNI and certificate verification use it (verification is never turned off),
+///   and a kept-alive connection is reused only when it goes to the addresses pinned for this request.
+///   libcurl races a name's families as Happy Eyeballs does (RFC 8305: IPv6 first, IPv4 after 250 ms
+///   without a connection; ``HappyEyeballs``).
 ///
 /// Before any of that, the installed ``Rules`` decide each request (and each redirect hop, and each
 /// transparent redirect's target): a `block` rule fails it with `.resourceUnavailable` naming the rule
@@ -34,8 +36,12 @@ import Synchronization
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:observer:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``.
+///
+/// An ``Observer`` set at install receives one ``Event`` per request: the rules that decided each hop, where
+/// its addresses came from, the connection attempts and the address that answered, the transport, bytes,
+/// duration and outcome.
 ///
 /// Errors reach the client as `URLError` with the original URL as the failing URL: `.cannotFindHost`
 /// (NXDOMAIN, NODATA), `.dnsLookupFailed` (upstream failure, resolver timeout), `.badURL` (invalid
@@ -54,6 +60,7 @@ public final class PinnedURLProtocol: URLProtocol {
         let plainHTTP: PlainHTTPTransport
         let rules: Rules
         let allowPrivate: Bool
+        let observer: Observer?
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -76,7 +83,8 @@ public final class PinnedURLProtocol: URLProtocol {
     ///
     /// - Parameters:
     ///   - resolver: Usually a `CachingResolver` over a `TrustedResolver`.
-    ///   - family: The address records asked for; `any` by default (A first, then AAAA).
+    ///   - family: The address records asked for; `any` by default (both, raced IPv6 first as RFC 8305
+    ///     says); `v4` or `v6` pins one family only.
     ///   - extraCAFile: A PEM file of CA certificates trusted for HTTPS in addition to the system's;
     ///     `nil` (the default) trusts the system's CAs only. Verification is never turned off.
     ///   - redirects: What to do with 3xx responses; URLSession's default (follow, 16 hops) by default.
@@ -92,14 +100,17 @@ public final class PinnedURLProtocol: URLProtocol {
     ///     (``RebindingGuard``) is on: such addresses are dropped from the answer, and a name with no
     ///     other address fails with `.resourceUnavailable` naming the address and its block. IP literals,
     ///     `localhost` and a `pin` rule's addresses are never guarded.
+    ///   - observer: Receives one ``Event`` per request (rules, hops, addresses, transport, bytes, duration,
+    ///     outcome); `nil` (the default) records nothing, at no cost.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
-                               rules: Rules = Rules(), allowPrivate: Bool = true) {
+                               rules: Rules = Rules(), allowPrivate: Bool = true, observer: Observer? = nil) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
-                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate)
+                          cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate,
+                          observer: observer)
         }
     }
 

@@ -566,7 +566,7 @@ import Testing
          "cannot read '/nonexistent/body' for '--data-binary': No such file or directory."),
         (["http://www.example.test/", "-o"], "option '-o' needs a value."),
         (["http://www.example.test/", "--fail=yes"], "flag '--fail' takes no value."),
-        (["http://www.example.test/", "--verbose"], "unknown option '--verbose'."),
+        (["http://www.example.test/", "--compressed"], "unknown option '--compressed'."),
     ])
     func badCommandLineExitsTwo(_ arguments: [String], _ message: String) async throws {
         let result = try await HostPinBinary.run(["fetch"] + arguments + ["--server", SilentUpstream.closedPort])

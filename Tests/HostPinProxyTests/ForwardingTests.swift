@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    @Test func nameWithBothFamiliesGoesToIPv6First() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "dual.example.test", "/whoami")])
+            #expect(result.standardOutput == "origin=v6 host=dual.example.test:\(lab.httpPort)\n")
+            #expect((await log.waitFor(1)).first?.pinned?.description == "[::1]:\(lab.httpPort)")
+        }
+    }
+
+    /// The preferred family refuses (an IPv4-mapped IPv6 address where nothing listens): the race moves
+    /// to IPv4 at once, without waiting for the attempt delay's timer.
+    @Test func refusedIPv6AttemptHandsOverToIPv4() async throws {
+        let rules = try Rules(json: Data(#"{"rules": [{"action": "pin", "host": "dual.example.test", "addresses": ["127.0.0.10", "::ffff:127.0.0.13"]}]}"#.utf8),
+                              relativeTo: FileManager.default.temporaryDirectory)
+        try await ProxyLab.withProxy({ $0.rules = rules }) { proxy, lab, log in
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "dual.example.test", "/whoami")])
+            #expect(result.standardOutput == "origin=www host=dual.example.test:\(lab.httpPort)\n")
+            #expect((await log.waitFor(1)).first?.pinned?.description == "127.0.0.10:\(lab.httpPort)")
+        }
+    }
+
     @Test func ipv6OnlyNameIsReachedOverIPv6() async throws {
         try await ProxyLab.withProxy { proxy, lab, log in
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "v6only.example.test", "/whoami")])

@@ -17,9 +17,9 @@ extension InterceptorTests {
             let scheme: String
             let plainHTTP: PinnedURLProtocol.PlainHTTPTransport
             let name: String
-            /// `TYPE ADDRESS`, e.g. `A 127.0.0.10`.
-            let before: String
-            let after: String
+            /// `TYPE ADDRESS` records, e.g. `A 127.0.0.10`.
+            let before: [String]
+            let after: [String]
             /// The `origin=` the lab's nginx answers on the address (www 127.0.0.10, cdn .11, v6 ::1).
             let originBefore: String
             let originAfter: String
@@ -27,21 +27,27 @@ extension InterceptorTests {
         }
 
         static let changes = [
-            Change(scheme: "http", plainHTTP: .urlSession, name: "www", before: "A 127.0.0.10", after: "A 127.0.0.11",
+            Change(scheme: "http", plainHTTP: .urlSession, name: "www", before: ["A 127.0.0.10"], after: ["A 127.0.0.11"],
                    originBefore: "www", originAfter: "cdn"),
-            Change(scheme: "http", plainHTTP: .libcurl, name: "www", before: "A 127.0.0.10", after: "A 127.0.0.11",
+            Change(scheme: "http", plainHTTP: .libcurl, name: "www", before: ["A 127.0.0.10"], after: ["A 127.0.0.11"],
                    originBefore: "www", originAfter: "cdn"),
-            Change(scheme: "https", plainHTTP: .urlSession, name: "www", before: "A 127.0.0.10", after: "A 127.0.0.11",
+            Change(scheme: "https", plainHTTP: .urlSession, name: "www", before: ["A 127.0.0.10"], after: ["A 127.0.0.11"],
                    originBefore: "www", originAfter: "cdn"),
-            Change(scheme: "https", plainHTTP: .urlSession, name: "dual", before: "AAAA ::1", after: "A 127.0.0.11",
+            Change(scheme: "https", plainHTTP: .urlSession, name: "dual", before: ["AAAA ::1"], after: ["A 127.0.0.11"],
                    originBefore: "v6", originAfter: "cdn"),
-            Change(scheme: "http", plainHTTP: .libcurl, name: "dual", before: "A 127.0.0.10", after: "AAAA ::1",
+            Change(scheme: "http", plainHTTP: .libcurl, name: "dual", before: ["A 127.0.0.10"], after: ["AAAA ::1"],
                    originBefore: "www", originAfter: "v6"),
+            // Address sets, which curl gets under a stand-in name each (CurlPinning): a kept-alive
+            // connection to the first set's ::1 must not carry the request for the second set.
+            Change(scheme: "https", plainHTTP: .urlSession, name: "dual", before: ["A 127.0.0.10", "AAAA ::1"],
+                   after: ["A 127.0.0.11", "A 127.0.0.12"], originBefore: "v6", originAfter: "cdn"),
+            Change(scheme: "http", plainHTTP: .libcurl, name: "dual", before: ["A 127.0.0.10", "AAAA ::1"],
+                   after: ["A 127.0.0.11", "AAAA ::ffff:127.0.0.11"], originBefore: "v6", originAfter: "cdn"),
         ]
 
-        /// `example.test` with `name` at `record` and a TTL of 1 s (`www` keeps an A record: the server's
+        /// `example.test` with `name` at `records` and a TTL of 1 s (`www` keeps an A record: the server's
         /// start-up probe asks for it).
-        static func zone(_ name: String, _ record: String) -> String {
+        static func zone(_ name: String, _ records: [String]) -> String {
             """
             $ORIGIN example.test.
             $TTL 1
@@ -49,7 +55,7 @@ extension InterceptorTests {
             @ 1 IN NS ns.example.test.
             ns 1 IN A 127.0.0.1
             \(name == "www" ? "" : "www 1 IN A 127.0.0.10")
-            \(name) 1 IN \(record)
+            \(records.map { "\(name) 1 IN \($0)" }.joined(separator: "\n"))
 
             """
         }
@@ -71,19 +77,20 @@ extension InterceptorTests {
             #expect(String(decoding: first, as: UTF8.self) == "origin=\(change.originBefore) host=\(authority)\n")
 
             try await server.serve(zone: Self.zone(change.name, change.after))
-            let moved = try #require(IPAddress(String(change.after.split(separator: " ")[1])))
+            let moved = try change.after.map { try #require(IPAddress(String($0.split(separator: " ")[1]))) }
             try await Self.waitUntil(resolver, answers: moved, for: host)
             let (second, _) = try await session.data(from: url)
             #expect(String(decoding: second, as: UTF8.self) == "origin=\(change.originAfter) host=\(authority)\n")
         }
 
-        /// Asks `resolver` until its answer for `host` is `address` alone (the old one's TTL has run out).
-        static func waitUntil(_ resolver: CachingResolver, answers address: IPAddress, for host: String) async throws {
+        /// Asks `resolver` until its answer for `host` is `addresses` (in any order: the old one's TTL has
+        /// run out).
+        static func waitUntil(_ resolver: CachingResolver, answers addresses: [IPAddress], for host: String) async throws {
             let name = try HostName.parse(host)
             let deadline = ContinuousClock.now + .seconds(10)
-            while try await resolver.resolve(name, family: .any).ipAddresses != [address] {
+            while try await Set(resolver.resolve(name, family: .any).ipAddresses) != Set(addresses) {
                 guard ContinuousClock.now < deadline else {
-                    Issue.record("\(host) still does not resolve to \(address) alone after 10 s")
+                    Issue.record("\(host) still does not resolve to \(addresses) alone after 10 s")
                     return
                 }
                 try await Task.sleep(for: .milliseconds(200))

@@ -23,10 +23,11 @@ enum PinnedLab {
     /// A session whose http(s) requests are pinned through ``resolver``, trusting the lab CA.
     static func session(delegate: (any URLSessionDelegate)? = nil, redirects: RedirectPolicy = .default,
                         plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession, rules: Rules = Rules(),
+                        observer: PinnedURLProtocol.Observer? = nil,
                         base: URLSessionConfiguration = .ephemeral) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
         return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, redirects: redirects,
-                                                 plainHTTP: plainHTTP, rules: rules, base: base),
+                                                 plainHTTP: plainHTTP, rules: rules, observer: observer, base: base),
                           delegate: delegate, delegateQueue: nil)
     }
 

@@ -16,7 +16,7 @@ let addresses = [IPAddress("127.0.0.10")!, IPAddress("::1")!]
 /// `Authorization` and `Cookie`, and `presenting` makes the response the application sees. Never a
 /// crash; and:
 /// - the rewritten request goes to the address, keeps path and query, and names the original host in
-///   `Host` (`connectToEntry` names the address and the URL's port);
+///   `Host` (`curlPinning` names the address and the URL's port);
 /// - the next hop is http(s) with a host, never carries `Host`, and carries the application's
 ///   `Authorization` and `Cookie` only to the first URL's origin;
 /// - the response the application sees carries the URL it asked for.
@@ -76,8 +76,9 @@ public func fuzzRedirect(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 /// Checks the rewriting for a host the resolver accepts: only those are ever sent to an address.
 func checkAddressed(_ pinned: PinnedRequest, to address: IPAddress) {
     guard (try? HostName.parse(pinned.host)) != nil else { return }
-    if let entry = pinned.connectToEntry(for: address) {
-        property(entry == "::\(address.uriHost):\(pinned.port)", "connect-to entry \(entry) for \(address)")
+    if let pinning = pinned.curlPinning(to: [address]) {
+        property(pinning.connectTo == "::\(address.uriHost):\(pinned.port)" && pinning.resolve == nil,
+                 "connect-to entry \(pinning) for \(address)")
     }
     guard let addressed = pinned.addressed(to: address), let target = addressed.url else { return }
     property(target.host == address.uriHost || target.host == address.description,

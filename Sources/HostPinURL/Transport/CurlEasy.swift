@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPin
 
 /// One curl easy handle set up for a ``CurlJob``, owned by the multi thread: created, driven and
 /// closed there. Its callbacks run there too, so the sink hears one transfer's events in order.
@@ -11,6 +12,7 @@ final class CurlEasy {
     let job: CurlJob
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private var connectToList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
     private var responded = false
     /// The request body being streamed to curl (`CURLOPT_READFUNCTION`), for file and stream bodies.
     private var upload: InputStream?
@@ -53,13 +55,23 @@ final class CurlEasy {
 
         set(hostpin_curl_setopt_string(raw, CURLOPT_URL, url.absoluteString))
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_PRIVATE, UnsafeRawPointer(bitPattern: id)))
-        // Connect to the pinned address; the URL keeps the name for Host, SNI and the certificate check.
-        // CURLOPT_CONNECT_TO, not CURLOPT_RESOLVE: curl reuses a kept-alive connection only when its
-        // connect-to host matches too, whereas with RESOLVE it matches the name and port alone and would
-        // reuse a connection to an address the name no longer resolves to.
-        if let connectTo = job.connectTo {
-            connectToList = curl_slist_append(nil, connectTo)
+        // Connect to the pinned addresses; the URL keeps the name for Host, SNI and the certificate check.
+        // CURLOPT_CONNECT_TO, with CURLOPT_RESOLVE only for a stand-in name (CurlPinning): curl reuses a
+        // kept-alive connection only when its connect-to host matches too, whereas RESOLVE for the URL's
+        // name matches the name and port alone and would reuse a connection to an address the name no
+        // longer resolves to.
+        if let pinning = job.pinning {
+            connectToList = curl_slist_append(nil, pinning.connectTo)
             set(hostpin_curl_setopt_pointer(raw, CURLOPT_CONNECT_TO, connectToList))
+            if let resolve = pinning.resolve {
+                resolveList = curl_slist_append(nil, resolve)
+                set(hostpin_curl_setopt_pointer(raw, CURLOPT_RESOLVE, resolveList))
+            }
+        }
+        if let delay = job.attemptDelay {
+            let (seconds, attoseconds) = delay.components
+            let milliseconds = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+            set(hostpin_curl_setopt_long(raw, CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS, milliseconds))
         }
         // Never an environment proxy. (Without a connect-to entry — a host a `pass` rule leaves to the
         // system — curl resolves the name itself, through the system.)
@@ -125,6 +137,14 @@ final class CurlEasy {
         }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList))
 
+        if job.reportsConnections {
+            set(hostpin_curl_setopt_pointer(raw, CURLOPT_OPENSOCKETDATA, context))
+            set(hostpin_curl_setopt_opensocket(raw, CURLOPT_OPENSOCKETFUNCTION) { context, _, address in
+                guard let context, let address else { return HOSTPIN_CURL_SOCKET_BAD }
+                let easy = Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue()
+                return easy.openSocket(address)
+            })
+        }
         set(hostpin_curl_setopt_pointer(raw, CURLOPT_HEADERDATA, context))
         set(hostpin_curl_setopt_write(raw, CURLOPT_HEADERFUNCTION) { bytes, size, count, context in
             guard let context else { return 0 }
@@ -163,7 +183,43 @@ final class CurlEasy {
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
         else { return }
         responded = true
-        job.sink.received(response)
+        job.sink.received(response, from: job.reportsConnections ? primaryAddress() : nil)
+    }
+
+    /// Opens the socket of one connection attempt, as curl's default does but close-on-exec, and tells
+    /// the sink where it goes (`CURLOPT_OPENSOCKETFUNCTION`, set only when the job reports connections).
+    private func openSocket(_ address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        let target = address.pointee
+        if let ip = Self.ipAddress(family: target.family, at: &address.pointee.addr) { job.sink.attempting(ip) }
+        let descriptor = socket(target.family, target.socktype | Int32(SOCK_CLOEXEC.rawValue), target.protocol)
+        return descriptor >= 0 ? descriptor : HOSTPIN_CURL_SOCKET_BAD
+    }
+
+    /// The address of an IPv4 or IPv6 socket address (curl's `struct curl_sockaddr` holds a whole one).
+    private static func ipAddress(family: Int32, at address: UnsafeMutablePointer<sockaddr>) -> IPAddress? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let written: UnsafePointer<CChar>?
+        switch family {
+        case AF_INET:
+            written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+                inet_ntop(AF_INET, &inet.pointee.sin_addr, &text, socklen_t(text.count))
+            }
+        case AF_INET6:
+            written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet6 in
+                inet_ntop(AF_INET6, &inet6.pointee.sin6_addr, &text, socklen_t(text.count))
+            }
+        default:
+            return nil
+        }
+        guard written != nil else { return nil }
+        return IPAddress(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    /// The address the transfer is connected to (`CURLINFO_PRIMARY_IP`).
+    private func primaryAddress() -> IPAddress? {
+        var text: UnsafeMutablePointer<CChar>?
+        guard hostpin_curl_getinfo_string(raw, CURLINFO_PRIMARY_IP, &text) == CURLE_OK, let text else { return nil }
+        return IPAddress(String(cString: text))
     }
 
     private func body(_ data: Data) {
@@ -194,7 +250,9 @@ final class CurlEasy {
         curl_easy_cleanup(raw)
         curl_slist_free_all(headerList)
         curl_slist_free_all(connectToList)
+        curl_slist_free_all(resolveList)
         headerList = nil
         connectToList = nil
+        resolveList = nil
     }
 }

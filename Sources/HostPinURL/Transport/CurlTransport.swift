@@ -7,7 +7,8 @@ import HostPin
 import Synchronization
 
 /// Sends pinned requests with libcurl, keeping the ORIGINAL host name in the URL: `CURLOPT_CONNECT_TO`
-/// makes curl connect to the pinned address (and reuse only a connection to that address), while the
+/// makes curl connect to the pinned addresses (``CurlPinning``: racing them as Happy Eyeballs does, and
+/// reusing only a connection to the same address set), while the
 /// `Host` header, TLS SNI and certificate verification all use the name, as they must (an IP in an https URL breaks SNI and the certificate
 /// check, and URLSession on Linux offers no way around it). Verification is never turned off.
 ///
@@ -42,9 +43,10 @@ final class CurlTransport: Transport {
         multi = CurlMulti()
     }
 
-    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
-        let job = CurlJob(request: request.original, body: request.body, connectTo: request.connectToEntry(for: address),
-                          tls: tls, sink: sink)
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration, reportsConnections: Bool,
+               sink: any TransferSink) -> any TransferHandle {
+        let job = CurlJob(request: request.original, body: request.body, pinning: request.curlPinning(to: addresses),
+                          attemptDelay: attemptDelay, reportsConnections: reportsConnections, tls: tls, sink: sink)
         let id = multi.submit(job)
         return Handle(id: id, multi: multi)
     }
@@ -52,8 +54,11 @@ final class CurlTransport: Transport {
     /// Starts sending `request` with curl resolving its name through the system (no `CURLOPT_CONNECT_TO`):
     /// for hosts a `pass` rule leaves to the system. A kept-alive connection made this way is never
     /// reused for a pinned request, whose connect-to entry it lacks.
-    func startResolvingBySystem(_ request: PinnedRequest, sink: any TransferSink) -> any TransferHandle {
-        let job = CurlJob(request: request.original, body: request.body, connectTo: nil, tls: tls, sink: sink)
+    func startResolvingBySystem(_ request: PinnedRequest, reportsConnections: Bool, sink: any TransferSink)
+        -> any TransferHandle
+    {
+        let job = CurlJob(request: request.original, body: request.body, pinning: nil, attemptDelay: nil,
+                          reportsConnections: reportsConnections, tls: tls, sink: sink)
         return Handle(id: multi.submit(job), multi: multi)
     }
 
@@ -69,9 +74,14 @@ final class CurlTransport: Transport {
 struct CurlJob: Sendable {
     let request: URLRequest
     let body: RequestBody
-    /// The `CURLOPT_CONNECT_TO` entry that sends the transfer to its pinned address; `nil` for a URL
-    /// naming an IP literal.
-    let connectTo: String?
+    /// Where the transfer connects: its pinned addresses; `nil` for a URL naming an IP literal, and for
+    /// a host a `pass` rule leaves to the system's resolver.
+    let pinning: CurlPinning?
+    /// `CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS`; `nil` keeps curl's default.
+    let attemptDelay: Duration?
+    /// Whether the sink hears of each connection attempt (`CURLOPT_OPENSOCKETFUNCTION`) and the
+    /// response's address (`CURLINFO_PRIMARY_IP`).
+    let reportsConnections: Bool
     let tls: CurlTransport.TLS
     let sink: any TransferSink
 }

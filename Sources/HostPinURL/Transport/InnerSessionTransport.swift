@@ -35,20 +35,29 @@ final class InnerSessionTransport: Transport {
         session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Creates and resumes the inner task for `request` addressed to `address` on ``control``: never on
+    /// Creates and resumes the inner task for `request` addressed to the first address on ``control``: never on
     /// FoundationNetworking's work queue (`resume()` syncs onto it: the deadlock trap in docs/ARCHITECTURE.md), and
     /// not on Swift's cooperative pool either, whose few threads would wait while that one queue is busy
     /// with every transfer in the process.
-    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle {
-        guard let addressed = request.addressed(to: address) else {
+    ///
+    /// Only the first of `addresses` is used (``PinnedLoad`` gives one IPv4 address per transfer, and
+    /// moves to the next when it cannot connect): URLSession reports no connection before the response,
+    /// so it cannot race addresses without sending the request twice.
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay _: Duration, reportsConnections: Bool,
+               sink: any TransferSink) -> any TransferHandle {
+        guard let address = addresses.first, let addressed = request.addressed(to: address) else {
             sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
             return InnerTask(router: router, control: control)
         }
+        // URLSession says nothing of its connections: the one address given is the attempt (or a kept
+        // connection to it is reused) and where the response comes from.
+        if reportsConnections { sink.attempting(address) }
         let handle = InnerTask(router: router, control: control)
         let (session, router) = (session, router)
+        let route = Router.Route(sink: sink, address: reportsConnections ? address : nil)
         control.async {
             let task = session.dataTask(with: addressed)
-            router.add(sink, for: task.taskIdentifier)
+            router.add(route, for: task.taskIdentifier)
             if handle.attach(task) { task.resume() } else { router.remove(task.taskIdentifier) }
         }
         return handle
@@ -96,32 +105,41 @@ final class InnerSessionTransport: Transport {
 
     /// The inner session's delegate: hands each task's events to its sink.
     private final class Router: NSObject, URLSessionDataDelegate, Sendable {
-        private let sinks = Mutex<[Int: any TransferSink]>([:])
+        /// Where one task's events go.
+        struct Route: Sendable {
+            let sink: any TransferSink
+            /// The address the task was sent to, when its sink wants to know.
+            let address: IPAddress?
+        }
 
-        func add(_ sink: any TransferSink, for task: Int) {
-            sinks.withLock { $0[task] = sink }
+        private let routes = Mutex<[Int: Route]>([:])
+
+        func add(_ route: Route, for task: Int) {
+            routes.withLock { $0[task] = route }
         }
 
         func remove(_ task: Int) {
-            _ = sinks.withLock { $0.removeValue(forKey: task) }
+            _ = routes.withLock { $0.removeValue(forKey: task) }
         }
 
-        private func sink(for task: URLSessionTask) -> (any TransferSink)? {
-            sinks.withLock { $0[task.taskIdentifier] }
+        private func route(for task: URLSessionTask) -> Route? {
+            routes.withLock { $0[task.taskIdentifier] }
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-            if let response = response as? HTTPURLResponse { sink(for: dataTask)?.received(response) }
+            if let response = response as? HTTPURLResponse, let route = route(for: dataTask) {
+                route.sink.received(response, from: route.address)
+            }
             completionHandler(.allow)
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            sink(for: dataTask)?.received(data)
+            route(for: dataTask)?.sink.received(data)
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            let sink = sinks.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+            let sink = routes.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.sink
             guard let error else {
                 sink?.finished(with: nil)
                 return

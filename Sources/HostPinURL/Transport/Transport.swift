@@ -14,13 +14,22 @@ protocol Transport: Sendable {
     /// from the inner session's delegate queue both crashed under benchmark load).
     var waitsForClient: Bool { get }
 
-    /// Starts sending `request` to `address`; events go to `sink`.
-    func start(_ request: PinnedRequest, to address: IPAddress, sink: any TransferSink) -> any TransferHandle
+    /// Starts sending `request` to one of `addresses` (in the order to attempt them); events go to `sink`.
+    /// The inner URLSession takes one IPv4 address; curl races several as Happy Eyeballs does, each next
+    /// attempt after `attemptDelay` (RFC 8305 §5). With `reportsConnections`, the sink hears of each
+    /// connection attempt and the response's address (for an observer); without, curl is asked nothing
+    /// about them.
+    func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration, reportsConnections: Bool,
+               sink: any TransferSink) -> any TransferHandle
 }
 
-/// Receives one transfer's events, in order: one response, data as it arrives, then exactly one finish.
+/// Receives one transfer's events, in order: connection attempts, one response, data as it arrives,
+/// then exactly one finish.
 protocol TransferSink: Sendable {
-    func received(_ response: HTTPURLResponse)
+    /// A connection attempt to `address` starts (only when the transfer reports connections).
+    func attempting(_ address: IPAddress)
+    /// The response head; `address` is where it came from, when the transfer reports connections.
+    func received(_ response: HTTPURLResponse, from address: IPAddress?)
     func received(_ data: Data)
     /// `nil` on success, else why the transfer failed.
     func finished(with failure: TransferFailure?)
