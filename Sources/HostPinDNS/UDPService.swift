@@ -34,8 +34,14 @@ final class UDPService: Sendable {
                     }
                     return  // closed or cancelled: the server is stopping
                 }
-                if let limiter, !limiter.admit(datagram.source.address) { continue }
-                guard inFlight.enter() else { continue }
+                if let limiter, !limiter.admit(datagram.source.address) {
+                    responder.metrics?.record(.other, .rateLimited, over: .udp)
+                    continue
+                }
+                guard inFlight.enter() else {
+                    responder.metrics?.record(.other, .overloaded, over: .udp)
+                    continue
+                }
                 group.addTask { [socket, responder, inFlight] in
                     defer { inFlight.leave() }
                     guard let response = await responder.respond(to: datagram.bytes, over: .udp) else { return }
