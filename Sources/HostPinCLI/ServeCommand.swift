@@ -12,7 +12,7 @@ struct ServeCommand: Subcommand {
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
-        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
+        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE] [--metrics-listen IP:PORT]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -55,11 +55,13 @@ struct ServeCommand: Subcommand {
         \(CacheOptions.helpLines(preresolve: true, width: 21))
                                Each name's A and AAAA are pre-resolved (and, with --listen, the
                                proxy's --family).
+        \(MetricsOptions.helpLines(width: 21))
           -h, --help           Show this help.
 
         OUTPUT:
           'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
-          bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy; the proxy's access log on
+          bound, 'listening on IP:PORT (HTTP proxy)' for the proxy and 'listening on IP:PORT
+          (metrics)' for --metrics-listen; the proxy's access log on
           standard output, one line per request (see 'hostpin proxy --help').
 
         \(UpstreamSelection.helpSection)
@@ -83,6 +85,8 @@ struct ServeCommand: Subcommand {
     let blockedAnswer: BlockedAnswer
     /// `--cache-file`, `--max-stale`, `--preresolve`.
     let cacheOptions: CacheOptions
+    /// `--metrics-listen`.
+    let metricsOptions: MetricsOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
@@ -107,6 +111,7 @@ struct ServeCommand: Subcommand {
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: dns.allowRemote)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -136,9 +141,10 @@ struct ServeCommand: Subcommand {
         for other in others where !cacheOptions.preresolve.isEmpty {
             _ = await cache.preresolve(cacheOptions.preresolve, family: other)
         }
+        let counters = metricsOptions.counters(dns: true, proxy: proxyOptions != nil)
         let server = DNSServer(configuration: dnsConfiguration,
                                responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
-                                                       blockedAnswer: blockedAnswer))
+                                                       blockedAnswer: blockedAnswer, metrics: counters.dns))
         do throws(DNSServerError) {
             for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
         } catch {
@@ -153,7 +159,7 @@ struct ServeCommand: Subcommand {
         var proxy: RunningProxy?
         if let proxyOptions {
             do throws(ListenError) {
-                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family))
+                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family), metrics: counters.proxy)
                 Console.error("listening on \(started.address) (HTTP proxy)")
                 proxy = started
             } catch {
@@ -163,9 +169,22 @@ struct ServeCommand: Subcommand {
                 return .notFound
             }
         }
+        let endpoint: MetricsEndpoint?
+        do throws(ListenError) {
+            endpoint = try metricsOptions.start(ServiceMetrics(resolver: trusted, cache: cache.cache, dns: counters.dns,
+                                                               proxy: counters.proxy))
+        } catch {
+            Console.error("hostpin: --metrics-listen: \(error)")
+            await proxy?.proxy.stop()
+            await server.stop()
+            await keeper?.finish()
+            return .notFound
+        }
         await StopSignal.wait()
+        endpoint?.metrics.markStopping()
         await proxy?.stop()
         await server.stop()
+        await endpoint?.stop()
         await keeper?.finish()
         return .success
     }

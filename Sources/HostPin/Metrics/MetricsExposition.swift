@@ -56,10 +56,13 @@ struct MetricsExposition: Sendable {
         text += " " + value + "\n"
     }
 
-    /// A float as the format reads it (Go's `ParseFloat`): `0.005`, `2.5`, `1e-05`, `+Inf`.
+    /// A float as the format reads it (Go's `ParseFloat`): `0.005`, `2.5`, `1e-05`, `+Inf`; a whole
+    /// number without `.0` (`1`, `10`), as Prometheus's own client libraries write bucket bounds, so a
+    /// query's `le="1"` matches.
     static func format(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value < 0 ? "-Inf" : "+Inf" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return value.description
     }
 
