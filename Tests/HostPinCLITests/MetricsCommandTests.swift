@@ -117,7 +117,7 @@ import Glibc
         let busy = try await ServeProcess.offPool { try Self.connect(address, UInt16(port)!) }
         defer { close(busy) }
         _ = "GET http://www.example.test/ HTTP/1.1\r\n".withCString { send(busy, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        try await Task.sleep(for: .milliseconds(200))  // the proxy reads the first bytes: the connection is busy
+        try await Task.sleep(for: .seconds(1))  // time for the proxy to see the first bytes: the connection is busy
         kill(serve.pid, SIGTERM)
         var stopping = ""
         for _ in 0..<100 {
