@@ -11,6 +11,7 @@ struct ProxyCommand: Subcommand {
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE]"
+        + " [--metrics-listen IP:PORT]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -56,10 +57,12 @@ struct ProxyCommand: Subcommand {
                                       signal cuts at once. New connections are refused and idle
                                       ones closed at once.
         \(CacheOptions.helpLines(preresolve: true, width: 28))
+        \(MetricsOptions.helpLines(width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
-          'listening on IP:PORT' on standard error once bound; one access-log line per request on
+          'listening on IP:PORT' on standard error once bound ('listening on IP:PORT (metrics)'
+          for --metrics-listen); one access-log line per request on
           standard output: time client method target pinned-address status bytes duration rules
           source (rules: the rules that decided, as rules[2], or -; source: where the addresses
           came from: upstream, cache, literal, pin, or -). The log
@@ -86,6 +89,8 @@ struct ProxyCommand: Subcommand {
     let family: AddressFamily
     /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
     let cacheOptions: CacheOptions
+    /// `--metrics-listen`.
+    let metricsOptions: MetricsOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
@@ -102,6 +107,7 @@ struct ProxyCommand: Subcommand {
                                         rules: rules, timeout: timeout)
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
         try parser.finish()
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
@@ -119,16 +125,28 @@ struct ProxyCommand: Subcommand {
         }
         let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
         let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
+        let counters = metricsOptions.counters(dns: false, proxy: true)
         let proxy: RunningProxy
         do throws(ListenError) {
-            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: caching, family: family))
+            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: caching, family: family), metrics: counters.proxy)
             Console.error("listening on \(proxy.address)")
         } catch {
             Console.error("hostpin: \(error)")
             return .notFound
         }
+        let endpoint: MetricsEndpoint?
+        do throws(ListenError) {
+            endpoint = try metricsOptions.start(ServiceMetrics(resolver: trusted, cache: caching.cache, proxy: counters.proxy))
+        } catch {
+            Console.error("hostpin: --metrics-listen: \(error)")
+            await proxy.proxy.stop()
+            await keeper?.finish()
+            return .notFound
+        }
         await StopSignal.wait()
+        endpoint?.metrics.markStopping()
         await proxy.stop()
+        await endpoint?.stop()
         await keeper?.finish()
         return .success
     }

@@ -68,11 +68,12 @@ struct ProxyOptions: Sendable {
         given = zip(Self.proxyOnlyOptions, [!ports.isEmpty, maximumConnections != nil, grace != nil]).filter(\.1).map(\.0)
     }
 
-    /// Starts the proxy on `resolver`, its access log written to standard output.
+    /// Starts the proxy on `resolver`, its access log written to standard output, counting in `metrics`.
     ///
     /// - Throws: ``ListenError`` when it cannot listen.
-    func start(resolver: any HostResolver) throws(ListenError) -> RunningProxy {
+    func start(resolver: any HostResolver, metrics: ProxyMetrics? = nil) throws(ListenError) -> RunningProxy {
         var configuration = configuration
+        configuration.metrics = metrics
         // Written by a thread of its own: a slow reader of standard output must not block a connection.
         let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
         configuration.accessLog = { entry in accessLog.append(entry.description) }

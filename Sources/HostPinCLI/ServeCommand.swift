@@ -14,7 +14,8 @@ struct ServeCommand: Subcommand {
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
         + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE] "
         + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
-        + "[--ordinary CIDR]... [--no-probe]]"
+        + "[--ordinary CIDR]... [--no-probe]] "
+        + "[--metrics-listen IP:PORT]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -69,11 +70,13 @@ struct ServeCommand: Subcommand {
                                At most one comparison per name per SECONDS (default \(Self.watchDefault(\.nameInterval))).
         \(HijackOptions.detectorHelpLines)
                                These five without --watch-local are a usage error (2).
+        \(MetricsOptions.helpLines(width: 21))
           -h, --help           Show this help.
 
         OUTPUT:
           'listening on IP:PORT (DNS over UDP and TCP)' on standard error for each DNS address once
-          bound, and 'listening on IP:PORT (HTTP proxy)' for the proxy; the proxy's access log on
+          bound, 'listening on IP:PORT (HTTP proxy)' for the proxy and 'listening on IP:PORT
+          (metrics)' for --metrics-listen; the proxy's access log on
           standard output, one line per request (see 'hostpin proxy --help'). With --watch-local, on
           standard error: 'watching the local resolver IP:PORT ...' at start; 'hostpin serve: the local
           resolver IP:PORT hijacks NAME (A): local ADDRESS, trusted ADDRESS: CODE: sentence; ...' once
@@ -102,6 +105,8 @@ struct ServeCommand: Subcommand {
     let cacheOptions: CacheOptions
     /// `--watch-local` and its options, when given.
     let watch: WatchOptions?
+    /// `--metrics-listen`.
+    let metricsOptions: MetricsOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
@@ -126,7 +131,7 @@ struct ServeCommand: Subcommand {
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
-        watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
+                                                       blockedAnswer: blockedAnswer, watch: watcher, metrics: counters.dns))
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -163,9 +168,11 @@ struct ServeCommand: Subcommand {
         for other in others where !cacheOptions.preresolve.isEmpty {
             _ = await cache.preresolve(cacheOptions.preresolve, family: other)
         }
+        let counters = metricsOptions.counters(dns: true, proxy: proxyOptions != nil)
         let server = DNSServer(configuration: dnsConfiguration,
                                responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
                                                        blockedAnswer: blockedAnswer, watch: watcher))
+                                                       blockedAnswer: blockedAnswer, metrics: counters.dns))
         do throws(DNSServerError) {
             for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
         } catch {
@@ -181,7 +188,7 @@ struct ServeCommand: Subcommand {
         var proxy: RunningProxy?
         if let proxyOptions {
             do throws(ListenError) {
-                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family))
+                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family), metrics: counters.proxy)
                 Console.error("listening on \(started.address) (HTTP proxy)")
                 proxy = started
             } catch {
@@ -192,9 +199,22 @@ struct ServeCommand: Subcommand {
                 return .notFound
             }
         }
+        let endpoint: MetricsEndpoint?
+        do throws(ListenError) {
+            endpoint = try metricsOptions.start(ServiceMetrics(resolver: trusted, cache: cache.cache, dns: counters.dns,
+                                                               proxy: counters.proxy))
+        } catch {
+            Console.error("hostpin: --metrics-listen: \(error)")
+            await proxy?.proxy.stop()
+            await server.stop()
+            await keeper?.finish()
+            return .notFound
+        }
         await StopSignal.wait()
+        endpoint?.metrics.markStopping()
         await proxy?.stop()
         await server.stop()
+        await endpoint?.stop()
         await keeper?.finish()
         if let watcher, let watch {
             await watcher.stop()

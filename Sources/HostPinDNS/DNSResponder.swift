@@ -25,6 +25,9 @@ public struct DNSResponder: Sendable {
     /// The UDP payload size advertised in responses and the most a UDP response holds, in octets.
     /// Default: 1232, the size that avoids IP fragmentation (RFC 6891 §6.2.5; DNS Flag Day 2020).
     public let udpPayloadSize: UInt16
+    /// Where every message is counted by type and outcome (`hostpin_dns_queries_total`); `nil` counts
+    /// nothing.
+    public let metrics: DNSQueryMetrics?
     /// The forwarder's replies, kept for their TTL (at most the ``resolver``'s cache's
     /// ``ResolutionCache/Limits/maximumTTL``).
     let forwardCache: ForwardCache
@@ -32,9 +35,11 @@ public struct DNSResponder: Sendable {
     let forwardFlights: ForwardFlights
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
-                blockedAnswer: BlockedAnswer = .nxdomain, watch: LocalResolverWatch? = nil, udpPayloadSize: UInt16 = 1232) {
+                blockedAnswer: BlockedAnswer = .nxdomain, watch: LocalResolverWatch? = nil, udpPayloadSize: UInt16 = 1232,
+                metrics: DNSQueryMetrics? = nil) {
         self.resolver = resolver
         self.watch = watch
+        self.metrics = metrics
         self.rules = rules
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
@@ -52,7 +57,25 @@ public struct DNSResponder: Sendable {
     ///   itself (QR set), or the calling task was cancelled while its name was being resolved or
     ///   forwarded.
     public func respond(to message: [UInt8], over transport: DNSTransport) async -> [UInt8]? {
-        await finish(prepare(message, over: transport), over: transport)
+        counted(await finish(prepare(message, over: transport), over: transport), over: transport)
+    }
+
+    /// A response (or none) with the labels it is counted under.
+    struct Reply: Sendable {
+        let bytes: [UInt8]?
+        let type: DNSQueryMetrics.QueryType
+        let outcome: DNSQueryMetrics.Outcome
+
+        /// No response to a message asking `question`.
+        static func none(_ question: DNSQuestion?) -> Reply {
+            Reply(bytes: nil, type: DNSQueryMetrics.QueryType(question), outcome: .dropped)
+        }
+    }
+
+    /// Counts `reply` in ``metrics`` and returns its bytes: what a server sends.
+    func counted(_ reply: Reply, over transport: DNSTransport) -> [UInt8]? {
+        metrics?.record(reply.type, reply.outcome, over: DNSQueryMetrics.Transport(transport))
+        return reply.bytes
     }
 
     /// The part of ``respond(to:over:)`` that never waits: `message` read and planned, and answered when
@@ -61,7 +84,7 @@ public struct DNSResponder: Sendable {
     func prepare(_ message: [UInt8], over transport: DNSTransport) -> PreparedResponse {
         switch IncomingMessage(wire: message) {
         case .drop:
-            return .ready(nil)
+            return .ready(.none(nil))
         case .reject(let header, let question, let rcode):
             return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
         case .query(let query):
@@ -81,7 +104,8 @@ public struct DNSResponder: Sendable {
                 let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
                 if let (reply, age) = forwardCache.reply(for: question),
                    let relayed = ResponseWriter.relay(reply, to: query, age: age, limit: limit, udpPayloadSize: udpPayloadSize) {
-                    return .ready(relayed)
+                    return .ready(Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
+                                        outcome: DNSQueryMetrics.Outcome(forwarded: reply)))
                 }
                 return .forward(query, question, forwarder)
             }
@@ -91,11 +115,11 @@ public struct DNSResponder: Sendable {
     /// The rest of ``respond(to:over:)``: the response once what `prepared` waits for has come — the
     /// trusted cache's resolution, or the forwarder's reply shared with every client asking the same
     /// question meanwhile (``ForwardFlights``), then kept; SERVFAIL when no upstream answered or the reply
-    /// does not answer the question; `nil` when the calling task was cancelled.
-    func finish(_ prepared: PreparedResponse, over transport: DNSTransport) async -> [UInt8]? {
+    /// does not answer the question; none when the calling task was cancelled.
+    func finish(_ prepared: PreparedResponse, over transport: DNSTransport) async -> Reply {
         switch prepared {
-        case .ready(let response):
-            return response
+        case .ready(let reply):
+            return reply
         case .resolve(let query, let name, let family):
             let answer: DNSAnswer
             do throws(ResolutionError) {
@@ -104,7 +128,7 @@ public struct DNSResponder: Sendable {
                 _ = watch?.offer(outcome, family: family)
                 answer = DNSAnswer(outcome, limits: resolver.cache.limits)
             } catch {
-                guard let failure = DNSAnswer(error) else { return nil }
+                guard let failure = DNSAnswer(error) else { return .none(query.question) }
                 answer = failure
             }
             return write(answer, query.header, query.question, transport)
@@ -113,20 +137,28 @@ public struct DNSResponder: Sendable {
             do throws(ResolutionError) {
                 reply = try await forwardFlights.reply(to: question, from: forwarder)
             } catch {
-                guard let failure = DNSAnswer(error) else { return nil }
+                guard let failure = DNSAnswer(error) else { return .none(query.question) }
                 return write(failure, query.header, query.question, transport)
             }
             let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-            return ResponseWriter.relay(reply.wire, to: query, age: reply.age, limit: limit, udpPayloadSize: udpPayloadSize)
-                ?? write(.servfail, query.header, query.question, transport)
+            guard let relayed = ResponseWriter.relay(reply.wire, to: query, age: reply.age, limit: limit,
+                                                     udpPayloadSize: udpPayloadSize) else {
+                return write(.servfail, query.header, query.question, transport)
+            }
+            return Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
+                         outcome: DNSQueryMetrics.Outcome(forwarded: reply.wire))
         }
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,
-                       _ transport: DNSTransport) -> [UInt8]? {
+                       _ transport: DNSTransport) -> Reply {
         let limit = transport.responseLimit(for: header, udpPayloadSize: udpPayloadSize)
-        return ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize)
-            // ldns could not write it (out of memory, an odd CNAME target): the client may ask elsewhere.
-            ?? ResponseWriter.write(.servfail, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize)
+        let type = DNSQueryMetrics.QueryType(question)
+        if let bytes = ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize) {
+            return Reply(bytes: bytes, type: type, outcome: DNSQueryMetrics.Outcome(answer))
+        }
+        // ldns could not write it (out of memory, an odd CNAME target): the client may ask elsewhere.
+        let failure = ResponseWriter.write(.servfail, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize)
+        return Reply(bytes: failure, type: type, outcome: failure == nil ? .dropped : .servfail)
     }
 }

@@ -4,8 +4,8 @@ import HostPin
 /// response waits for. Cache hits, rule answers and refusals are ready at once, so a server answers
 /// them where it received them and starts a task only for the rest.
 enum PreparedResponse: Sendable {
-    /// The response, or `nil` when the message gets none.
-    case ready([UInt8]?)
+    /// The response (bytes `nil` when the message gets none) with the labels it is counted under.
+    case ready(DNSResponder.Reply)
     /// An A or AAAA query whose name the trusted cache does not hold fresh: resolve it.
     case resolve(DNSQuery, HostName, AddressFamily)
     /// A query of another type that the forward cache does not hold: ask the forwarder.

@@ -39,17 +39,23 @@ final class UDPService: Sendable {
                     }
                     return  // closed or cancelled: the server is stopping
                 }
-                if let limiter, !limiter.admit(datagram.source.address) { continue }
-                let prepared = responder.prepare(datagram.bytes, over: .udp)
-                if case .ready(let response) = prepared {
-                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
-                    if let response { _ = try? socket.send(response, to: datagram.source) }
+                if let limiter, !limiter.admit(datagram.source.address) {
+                    responder.metrics?.record(.other, .rateLimited, over: .udp)
                     continue
                 }
-                guard inFlight.enter() else { continue }
+                let prepared = responder.prepare(datagram.bytes, over: .udp)
+                if case .ready(let reply) = prepared {
+                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                    if let response = responder.counted(reply, over: .udp) { _ = try? socket.send(response, to: datagram.source) }
+                    continue
+                }
+                guard inFlight.enter() else {
+                    responder.metrics?.record(.other, .overloaded, over: .udp)
+                    continue
+                }
                 group.addTask { [socket, responder, inFlight] in
                     defer { inFlight.leave() }
-                    guard let response = await responder.finish(prepared, over: .udp) else { return }
+                    guard let response = responder.counted(await responder.finish(prepared, over: .udp), over: .udp) else { return }
                     _ = try? socket.send(response, to: datagram.source)
                 }
             }

@@ -1,7 +1,7 @@
-/// Why a server (the forward proxy) could not start listening. Closed.
+/// Why a server (the forward proxy, the metrics endpoint) could not start listening. Closed.
 public enum ListenError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The address is not a loopback address and remote clients were not allowed
-    /// (the proxy's `allowRemote`, `--allow-remote`).
+    /// (the proxy's or the metrics endpoint's `allowRemote`, `--allow-remote`).
     case remoteNotAllowed(SocketAddress)
     /// The server is already running.
     case alreadyStarted
@@ -11,9 +11,9 @@ public enum ListenError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .remoteNotAllowed(let address):
-            "refusing to listen on \(address): it is not a loopback address, so other hosts could use the proxy; allow it explicitly (--allow-remote)"
+            "refusing to listen on \(address): it is not a loopback address, so other hosts could connect to it; allow it explicitly (--allow-remote)"
         case .alreadyStarted:
-            "the proxy is already running"
+            "the server is already running"
         case .socket(let address, let error):
             "cannot listen on \(address): \(error)"
         }

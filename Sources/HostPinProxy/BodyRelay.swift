@@ -28,11 +28,12 @@ enum BodyRelay {
     /// - Parameters:
     ///   - idle: The longest wait for one read or write.
     ///   - removingTrailers: Trailer field names (lower case) dropped when re-encoding chunked.
+    ///   - counter: Where the body's bytes (decoded) are counted once written; `nil` for nowhere.
     /// - Returns: The body's length in bytes (decoded).
     /// - Throws: ``Failure``.
     static func relay(_ framing: BodyFraming, from input: BufferedInput, to output: SocketChannel,
-                      coding: OutputCoding, idle: Duration, removingTrailers: Set<String> = [])
-        async throws(Failure) -> UInt64
+                      coding: OutputCoding, idle: Duration, removingTrailers: Set<String> = [],
+                      counter: RelayCounter? = nil) async throws(Failure) -> UInt64
     {
         switch framing {
         case .none:
@@ -43,6 +44,7 @@ enum BodyRelay {
                 let bytes = try await read(input, maximum: Int(min(remaining, 65_536)), idle: idle)
                 if bytes.isEmpty { throw .truncated }
                 try await write(bytes, to: output, coding: coding, idle: idle)
+                counter?.add(bytes.count)
                 remaining -= UInt64(bytes.count)
             }
             if coding == .chunked { try await write(raw: ChunkedEncoder.end(trailers: HeaderFields()), to: output, idle: idle) }
@@ -53,6 +55,7 @@ enum BodyRelay {
                 let bytes = try await read(input, maximum: 65_536, idle: idle)
                 if bytes.isEmpty { break }
                 try await write(bytes, to: output, coding: coding, idle: idle)
+                counter?.add(bytes.count)
                 total += UInt64(bytes.count)
             }
             if coding == .chunked { try await write(raw: ChunkedEncoder.end(trailers: HeaderFields()), to: output, idle: idle) }
@@ -71,10 +74,12 @@ enum BodyRelay {
                 }
                 input.unread(bytes[decoded.consumed...])
                 var out: [UInt8] = []
+                var dataCount = 0
                 for event in decoded.events {
                     switch event {
                     case .data(let data):
                         total += UInt64(data.count)
+                        dataCount += data.count
                         out.append(contentsOf: coding == .chunked ? ChunkedEncoder.chunk(data) : Array(data))
                     case .end(let trailers):
                         if coding == .chunked {
@@ -83,6 +88,7 @@ enum BodyRelay {
                     }
                 }
                 try await write(raw: out, to: output, idle: idle)
+                if dataCount > 0 { counter?.add(dataCount) }
             }
             return total
         }

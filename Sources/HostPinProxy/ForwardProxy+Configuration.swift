@@ -65,6 +65,9 @@ extension ForwardProxy {
         /// Called once per request (and once per tunnel, when it closes) from the connection's task.
         /// Default: `nil`, no log.
         public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
+        /// Where requests, connections and relayed bytes are counted (README.md, "Metrics"). Default:
+        /// `nil`, nothing counted.
+        public var metrics: ProxyMetrics?
         /// Called with a one-line message (no final newline) when the proxy meets a problem that no
         /// request's log entry shows: running out of file descriptors (once per episode). Default: the
         /// line is written to standard error.

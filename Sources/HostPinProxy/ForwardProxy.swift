@@ -166,9 +166,12 @@ public final class ForwardProxy: Sendable {
             let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)
+            let metrics = configuration.metrics
+            metrics?.connectionOpened()
             let task = Task {
                 await connection.run()
                 slot.registry.remove(slot.id)
+                metrics?.connectionClosed()
             }
             slot.registry.attach(task, to: slot.id)
         }

@@ -14,6 +14,7 @@ enum Overload {
                                      deadline: .after(LingeringClose.linger))
             await LingeringClose.drain(channel)
             channel.close()
+            configuration.metrics?.recordRequest(.http, status: error.status)
             configuration.accessLog?(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds,
                                                     client: channel.peer, method: "-", target: "-", pinned: nil,
                                                     status: error.status, bytes: 0, duration: ContinuousClock.now - started,

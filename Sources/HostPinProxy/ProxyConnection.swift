@@ -242,7 +242,8 @@ struct ProxyConnection: Sendable {
             () async throws(BodyRelay.Failure) -> Void in
             _ = try await BodyRelay.relay(head.framing, from: input, to: channel,
                                           coding: head.framing == .chunked ? .chunked : .identity,
-                                          idle: configuration.idleTimeout)
+                                          idle: configuration.idleTimeout,
+                                          counter: RelayCounter(configuration.metrics, .toOrigin))
         } onFailure: {
             channel.shutdown()
         }
@@ -328,7 +329,8 @@ struct ProxyConnection: Sendable {
         }
         do throws(BodyRelay.Failure) {
             outcome.bytes = try await BodyRelay.relay(framing, from: originInput, to: client, coding: coding,
-                                                      idle: configuration.idleTimeout)
+                                                      idle: configuration.idleTimeout,
+                                                      counter: RelayCounter(configuration.metrics, .toClient))
             outcome.keepAlive = keepAlive
             outcome.originReusable = response.version == .http11 && framing != .untilClose
                 && !response.fields.contains("Connection", token: "close") && !originInput.hasBuffered
@@ -353,6 +355,7 @@ struct ProxyConnection: Sendable {
     func log(_ method: String, _ target: String, _ pinned: SocketAddress?, _ status: Int, _ bytes: UInt64,
              _ started: ContinuousClock.Instant, _ when: (unixSeconds: Int, nanoseconds: Int),
              rules: [RuleReference], source: AddressSource?) {
+        configuration.metrics?.recordRequest(method == "CONNECT" ? .connect : .http, status: status)
         guard let accessLog = configuration.accessLog else { return }
         accessLog(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds, client: client.peer,
                                  method: method, target: target, pinned: pinned, status: status, bytes: bytes,

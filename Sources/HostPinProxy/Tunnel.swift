@@ -50,10 +50,13 @@ struct Tunnel: Sendable {
             if !early.isEmpty {
                 try await origin.channel.write(early, deadline: .after(configuration.idleTimeout))
                 total += UInt64(early.count)
+                configuration.metrics?.addRelayed(early.count, .toOrigin)
             }
             let idle = configuration.tunnelIdleTimeout
-            async let up = Self.pump(from: client, to: origin.channel, idle: idle)
-            async let down = Self.pump(from: origin.channel, to: client, idle: idle)
+            async let up = Self.pump(from: client, to: origin.channel, idle: idle,
+                                     counter: RelayCounter(configuration.metrics, .toOrigin))
+            async let down = Self.pump(from: origin.channel, to: client, idle: idle,
+                                       counter: RelayCounter(configuration.metrics, .toClient))
             total += await up + down
         } catch {
             // The client left before the tunnel started.
@@ -64,8 +67,9 @@ struct Tunnel: Sendable {
     /// Copies bytes from `source` to `sink` until `source` ends (then half-closes `sink`) or fails (then
     /// shuts both down, ending the other direction too).
     ///
-    /// - Returns: The bytes copied.
-    private static func pump(from source: SocketChannel, to sink: SocketChannel, idle: Duration) async -> UInt64 {
+    /// - Returns: The bytes copied (each read also counted in `counter` once written).
+    private static func pump(from source: SocketChannel, to sink: SocketChannel, idle: Duration,
+                             counter: RelayCounter?) async -> UInt64 {
         var total: UInt64 = 0
         do throws(SocketError) {
             while true {
@@ -75,6 +79,7 @@ struct Tunnel: Sendable {
                     return total
                 }
                 try await sink.write(bytes, deadline: .after(idle))
+                counter?.add(bytes.count)
                 total += UInt64(bytes.count)
             }
         } catch {

@@ -271,8 +271,8 @@ import Glibc
     }
 }
 
-/// A running `hostpin serve` (the built binary); standard error goes to a file, read for the
-/// `listening on` lines; standard output (the proxy's access log) where the test says.
+/// A running `hostpin serve` (the built binary; or `hostpin proxy`, as `command`); standard error goes to
+/// a file, read for the `listening on` lines; standard output (the proxy's access log) where the test says.
 final class ServeProcess: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -281,20 +281,22 @@ final class ServeProcess: Sendable {
     let pid: Int32
     /// The DNS addresses, `IP:PORT`, in the order printed.
     let dnsAddresses: [String]
-    /// The proxy's address when `--listen` was given.
+    /// The proxy's address when `--listen` was given (or the command is `proxy`).
     let proxyAddress: String?
+    /// The metrics endpoint's address when `--metrics-listen` was given.
+    let metricsAddress: String?
     private let process: Process
     private let errorPath: String
 
     /// Starts `hostpin serve arguments…` and waits until it says where it listens.
     ///
     /// - Throws: ``Failure`` with its standard error when it exits or says nothing within 10 seconds.
-    init(_ arguments: [String], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+    init(_ arguments: [String], command: String = "serve", standardOutput: FileHandle = FileHandle.nullDevice) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
-        process.arguments = ["serve"] + arguments
+        process.arguments = [command] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput
@@ -302,25 +304,34 @@ final class ServeProcess: Sendable {
         try process.run()
         self.process = process
         pid = process.processIdentifier
-        let wantsProxy = arguments.contains("--listen")
+        let wantsDNS = command == "serve"
+        let wantsProxy = arguments.contains("--listen") || command == "proxy"
+        let wantsMetrics = arguments.contains("--metrics-listen")
         var dns: [String] = []
         var proxy: String?
+        var metrics: String?
+        var ready = false
         for _ in 0..<500 {
             let lines = ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").split(separator: "\n")
             dns = lines.filter { $0.hasSuffix(" (DNS over UDP and TCP)") }.compactMap { Self.address(in: $0) }
-            proxy = lines.first { $0.hasSuffix(" (HTTP proxy)") }.flatMap { Self.address(in: $0) }
-            if !dns.isEmpty, !wantsProxy || proxy != nil { break }
+            // `hostpin proxy` says only `listening on IP:PORT` for its proxy.
+            proxy = lines.first { $0.hasSuffix(" (HTTP proxy)") || (command == "proxy" && $0.hasPrefix("listening on ") && !$0.hasSuffix(")")) }
+                .flatMap { Self.address(in: $0) }
+            metrics = lines.first { $0.hasSuffix(" (metrics)") }.flatMap { Self.address(in: $0) }
+            ready = (!wantsDNS || !dns.isEmpty) && (!wantsProxy || proxy != nil) && (!wantsMetrics || metrics != nil)
+            if ready { break }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        guard !dns.isEmpty, !wantsProxy || proxy != nil, process.isRunning else {
+        guard ready, process.isRunning else {
             let text = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
             if process.isRunning { Glibc.kill(pid, SIGKILL) }
             try? FileManager.default.removeItem(atPath: errorPath)
-            throw Failure(description: "hostpin serve did not start: \(text)")
+            throw Failure(description: "hostpin \(command) did not start: \(text)")
         }
         dnsAddresses = dns
         proxyAddress = proxy
+        metricsAddress = metrics
     }
 
     /// What it has written on standard error so far.

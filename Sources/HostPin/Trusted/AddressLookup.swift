@@ -11,25 +11,34 @@ enum AddressLookup {
     ///   - name: The name to look up; not an IP literal or `localhost` (those need no query).
     ///   - family: The address family asked for.
     ///   - deadline: The budget of the resolution; `nil` for none.
+    ///   - meter: Where each query sent, its round trip and its failure are counted; `nil` for nowhere.
     /// - Returns: The answer, or `nil` when the calling task was cancelled or `deadline` ran out.
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
-                    deadline: ResolutionDeadline?) async -> AddressAnswer? {
+                    deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter? = nil) async -> AddressAnswer? {
         let types = RecordType.addressTypes(for: family)
         guard let queries = AddressQuery.messages(for: name.text, types: types) else {
             return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
         }
+        meter?.sent(queries.count)
+        let sent = ContinuousClock.now
+        let outcomes = await transport.exchange(queries, deadline: deadline)
+        let roundTrip = ContinuousClock.now - sent
         var answers: [AddressAnswer] = []
-        for (type, outcome) in zip(types, await transport.exchange(queries, deadline: deadline)) {
+        for (type, outcome) in zip(types, outcomes) {
             switch outcome {
             case .reply(let wire):
-                guard let reply = DNSReply(wire: wire) else {
-                    answers.append(.failed(.badResponse))
-                    continue
-                }
-                answers.append(AddressAnswer(reading: reply, name: name.text, type: type))
+                meter?.replied(after: roundTrip)
+                let answer = DNSReply(wire: wire).map { AddressAnswer(reading: $0, name: name.text, type: type) }
+                    ?? .failed(.badResponse)
+                if case .failed(let reason) = answer { meter?.failed(UpstreamMetrics.FailureReason(reason)) }
+                answers.append(answer)
             case .failed(let reason):
+                meter?.failed(UpstreamMetrics.FailureReason(reason))
                 answers.append(.failed(reason))
             case .cancelled:
+                // The transport ends every query of the exchange at once: all of them timed out when the
+                // budget ran out (as the resolution records it), none did when the caller went away.
+                if deadline?.hasExpired == true { for _ in queries { meter?.failed(.timeout) } }
                 return nil
             }
         }

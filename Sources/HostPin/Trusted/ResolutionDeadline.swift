@@ -51,6 +51,14 @@ final class ResolutionDeadline: Sendable {
         }
     }
 
+    /// Whether the budget ran out before the resolution ended.
+    var hasExpired: Bool {
+        state.withLock { state in
+            if case .expired = state { return true }
+            return false
+        }
+    }
+
     /// `exchange` is about to be sent and waited for; `false` when the budget has run out already (do
     /// not send it).
     func admit(_ exchange: any InterruptibleExchange) -> Bool {

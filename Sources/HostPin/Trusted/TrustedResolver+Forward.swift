@@ -34,7 +34,7 @@ extension TrustedResolver {
         for index in plan.order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
-            switch await ForwardLookup.ask(transports[index], question, deadline: deadline) {
+            switch await ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index)) {
             case .answered(let reply):
                 health.recordSuccess(index)
                 return .success(reply)
@@ -53,8 +53,9 @@ extension TrustedResolver {
     private func probe(_ index: Int, forwarding question: ForwardedQuestion) {
         let transport = transports[index]
         let health = health
+        let meter = metrics.meter(at: index)
         Task {
-            switch await ForwardLookup.ask(transport, question, deadline: nil) {
+            switch await ForwardLookup.ask(transport, question, deadline: nil, meter: meter) {
             case .answered: health.recordSuccess(index)
             case .failed: health.recordFailure(index)
             case .cancelled: health.recordAbandoned(index)

@@ -18,6 +18,9 @@ public final class TrustedResolver: HostResolver {
     public let configuration: Configuration
     /// What the resolver currently thinks of each trusted upstream: healthy, or held down after failures.
     public let health: UpstreamHealth
+    /// What each trusted upstream has been asked and how it went: queries, failures by reason, round-trip
+    /// times (probes included; the untrusted fallback is not counted).
+    public let metrics: UpstreamMetrics
     /// One per upstream, in configuration order.
     let transports: [any UpstreamTransport]
     private let fallback: (any UpstreamTransport)?
@@ -51,6 +54,7 @@ public final class TrustedResolver: HostResolver {
         budgetTimer = BudgetTimer(budget: configuration.budget)
         health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
                                 maximumHoldDown: configuration.maximumHoldDown, clock: clock)
+        metrics = UpstreamMetrics(upstreams: configuration.upstreams)
     }
 
     /// Creates a resolver for `upstreams` with default settings.
@@ -129,7 +133,8 @@ public final class TrustedResolver: HostResolver {
         for index in plan.order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
-            switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline) {
+            switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline,
+                                  meter: metrics.meter(at: index)) {
             case .answered(let outcome):
                 health.recordSuccess(index)
                 return .success(outcome)
@@ -180,8 +185,9 @@ public final class TrustedResolver: HostResolver {
         let transport = transports[index]
         let upstream = configuration.upstreams[index]
         let health = health
+        let meter = metrics.meter(at: index)
         Task {
-            switch await Self.ask(transport, upstream, name, family, source: .upstream) {
+            switch await Self.ask(transport, upstream, name, family, source: .upstream, meter: meter) {
             case .answered: health.recordSuccess(index)
             case .failed: health.recordFailure(index)
             case .cancelled: health.recordAbandoned(index)
@@ -201,8 +207,8 @@ public final class TrustedResolver: HostResolver {
 
     private static func ask(_ transport: any UpstreamTransport, _ upstream: Upstream, _ name: HostName,
                             _ family: AddressFamily, source: Resolution.Source,
-                            deadline: ResolutionDeadline? = nil) async -> Outcome {
-        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline) {
+                            deadline: ResolutionDeadline? = nil, meter: UpstreamMetrics.Meter? = nil) async -> Outcome {
+        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline, meter: meter) {
         case .addresses(let addresses, let cnames):
             .answered(.received(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
                                            source: source, receivedAt: Date())))

@@ -138,6 +138,12 @@ public final class UpstreamHealth: Sendable {
         return state.withLock { $0.status(of: index, now: now) }
     }
 
+    /// What HostPin currently thinks of the upstream at `index` in ``upstreams``.
+    func status(at index: Int) -> Status {
+        let now = clock.nanoseconds()
+        return state.withLock { $0.status(of: index, now: now) }
+    }
+
     func plan() -> Plan {
         let now = clock.nanoseconds()
         return state.withLock { $0.plan(now: now) }

@@ -1,0 +1,79 @@
+import Synchronization
+
+/// Everything a running HostPin service exposes to monitoring, in one place: the cache's statistics,
+/// each trusted upstream's queries, failures, round trips and health, and, when the service runs them,
+/// the DNS stub's and the proxy's counters. Collects and renders; sends nothing (an HTTP endpoint serves
+/// it: HostPinProxy's `MetricsEndpoint`).
+///
+/// ```swift
+/// let dns = DNSQueryMetrics()          // given to the DNS stub's responder
+/// let metrics = ServiceMetrics(resolver: trusted, cache: caching.cache, dns: dns)
+/// print(metrics.exposition())          // Prometheus text format 0.0.4
+/// ```
+///
+/// Reading takes a snapshot of atomic counters and the cache's per-shard statistics (one lock per shard,
+/// briefly); nothing on a query's path waits for a scrape. Thread-safe.
+public final class ServiceMetrics: Sendable {
+    /// The media type of ``exposition()``: the Prometheus text format, version 0.0.4.
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// The trusted resolver: its upstreams' ``TrustedResolver/metrics`` and ``TrustedResolver/health``.
+    public let resolver: TrustedResolver
+    /// The cache in front of it: its ``ResolutionCache/statistics``.
+    public let cache: ResolutionCache
+    /// The DNS stub's counters; `nil` when the service runs no stub.
+    public let dns: DNSQueryMetrics?
+    /// The proxy's counters; `nil` when the service runs no proxy.
+    public let proxy: ProxyMetrics?
+    private let stopping = Atomic<Bool>(false)
+
+    /// Metrics of a service resolving through `resolver` and `cache`, with its stub's and proxy's
+    /// counters when it runs them.
+    public init(resolver: TrustedResolver, cache: ResolutionCache, dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil) {
+        self.resolver = resolver
+        self.cache = cache
+        self.dns = dns
+        self.proxy = proxy
+    }
+
+    /// The service has begun to stop: ``health`` says so from now on.
+    public func markStopping() {
+        stopping.store(true, ordering: .relaxed)
+    }
+
+    /// Whether the service runs and can reach a healthy trusted upstream.
+    public var health: ServiceHealth {
+        ServiceHealth(stopping: stopping.load(ordering: .relaxed), upstreams: resolver.health)
+    }
+
+    /// Every metric now, in the Prometheus text format 0.0.4 (``contentType``); README.md, "Metrics",
+    /// lists each family.
+    public func exposition() -> String {
+        var exposition = MetricsExposition()
+        dns?.write(into: &exposition)
+        Self.write(cache.statistics, into: &exposition)
+        resolver.metrics.write(into: &exposition, health: resolver.health)
+        proxy?.write(into: &exposition)
+        return exposition.text
+    }
+
+    private static func write(_ statistics: ResolutionCache.Statistics, into exposition: inout MetricsExposition) {
+        let counters: [(String, String, Int)] = [
+            ("hostpin_cache_hits_total", "Lookups answered from the cache with fresh addresses.", statistics.hits),
+            ("hostpin_cache_negative_hits_total", "Lookups answered from the cache with a fresh NXDOMAIN or NODATA.",
+             statistics.negativeHits),
+            ("hostpin_cache_misses_total", "Lookups that found no fresh entry (absent or expired).", statistics.misses),
+            ("hostpin_cache_stale_served_total", "Expired answers served because no upstream answered (RFC 8767).",
+             statistics.staleServed),
+            ("hostpin_cache_refreshes_total", "Background refreshes started (refresh-ahead, and names served stale).",
+             statistics.refreshes),
+        ]
+        for (name, help, value) in counters {
+            exposition.family(name, .counter, help: help)
+            exposition.sample(name, UInt64(clamping: value))
+        }
+        exposition.family("hostpin_cache_entries", .gauge,
+                          help: "Entries in the cache: positive and negative, fresh or kept to be served stale.")
+        exposition.sample("hostpin_cache_entries", statistics.entries)
+    }
+}

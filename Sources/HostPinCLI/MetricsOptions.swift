@@ -1,0 +1,58 @@
+import Foundation
+import HostPin
+import HostPinProxy
+
+/// `--metrics-listen IP:PORT` of the long-running commands (`serve`, `proxy`): the Prometheus metrics
+/// and health endpoint (``MetricsEndpoint``), off unless given, loopback only unless the command's
+/// `--allow-remote`.
+struct MetricsOptions: Sendable {
+    /// Where the endpoint listens; `nil` when it is off.
+    let listenAddress: SocketAddress?
+    /// The command's `--allow-remote`.
+    let allowRemote: Bool
+
+    /// Takes `--metrics-listen` from `parser`.
+    ///
+    /// - Throws: ``UsageError/invalidValue(option:reason:)`` for an address that is not `IP:PORT`, or
+    ///   not loopback without `allowRemote`.
+    init(parsing parser: inout OptionParser, allowRemote: Bool) throws(UsageError) {
+        listenAddress = try parser.value("--metrics-listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
+        self.allowRemote = allowRemote
+        if let listenAddress, !allowRemote, listenAddress.address.specialPurposeBlock?.name != "loopback" {
+            throw .invalidValue(option: "--metrics-listen", reason: "\(listenAddress) is not a loopback address; "
+                                + "add --allow-remote to let other hosts read the metrics")
+        }
+    }
+
+    /// The counters the stub and the proxy fill, made only when the endpoint is on (else nothing is
+    /// counted): the stub's when the command runs one, the proxy's when it runs one.
+    func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
+        guard listenAddress != nil else { return (nil, nil) }
+        return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil)
+    }
+
+    /// Starts the endpoint serving `metrics` and says where it listens on standard error.
+    ///
+    /// - Returns: The running endpoint; `nil` when `--metrics-listen` was not given.
+    /// - Throws: ``ListenError`` when it cannot listen.
+    func start(_ metrics: @autoclosure () -> ServiceMetrics) throws(ListenError) -> MetricsEndpoint? {
+        guard let listenAddress else { return nil }
+        var configuration = MetricsEndpoint.Configuration(listenAddress: listenAddress)
+        configuration.allowRemote = allowRemote
+        let endpoint = MetricsEndpoint(configuration: configuration, metrics: metrics())
+        Console.error("listening on \(try endpoint.start()) (metrics)")
+        return endpoint
+    }
+
+    /// The help lines, the option column `width` wide (the option on a line of its own when it is wider).
+    static func helpLines(width: Int) -> String {
+        let name = "--metrics-listen IP:PORT"
+        let indent = String(repeating: " ", count: width + 2)
+        let first = name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0)
+            : "  " + name + "\n" + indent
+        return first + "Serve Prometheus metrics at http://IP:PORT/metrics and a health check\n"
+            + indent + "at /healthz (200 ok, or 503 and why: no trusted upstream is healthy, or\n"
+            + indent + "stopping); off unless given, loopback only unless --allow-remote; port 0\n"
+            + indent + "picks one. README.md, \"Metrics\", lists every metric."
+    }
+}
