@@ -178,7 +178,7 @@ public final class CachingResolver: HostResolver {
     /// Waits for `flight` at most ``ResolutionCache/Policy/staleAnswerTimeout`` (RFC 8767 §5, the client
     /// response timer): its outcome when it ends first; else `standIn`, the expired answer, served stale
     /// while the flight goes on for the cache.
-    private func staleUnlessAnswered(_ flight: Flight, standIn: Resolution) async -> Result<ResolutionOutcome, ResolutionError> {
+    private func staleUnlessAnswered(_ flight: Flight<ResolutionOutcome>, standIn: Resolution) async -> Result<ResolutionOutcome, ResolutionError> {
         // Every resolution ends within its budget, far below a day: a longer sleep would only risk
         // overflowing the clock's deadline.
         let timeout = min(cache.policy.staleAnswerTimeout, .seconds(86_400))
