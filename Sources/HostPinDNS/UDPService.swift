@@ -20,6 +20,9 @@ final class UDPService: Sendable {
         self.limiter = limiter
     }
 
+    /// Datagrams handled between two yields to the other tasks of the cooperative pool.
+    static let datagramsPerYield = 32
+
     /// Answers queries until the socket is shut down or the task cancelled, waits for the answers in
     /// flight (cancelled with it), then closes the socket.
     func run() async {
@@ -27,7 +30,18 @@ final class UDPService: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramSocket.maximumDatagram, alignment: 1)
         defer { buffer.deallocate() }
         await withDiscardingTaskGroup { group in
+            var sinceYield = 0
             while true {
+                // A receive that finds a datagram waiting does not suspend, and cache hits are answered
+                // right here: under a steady stream this loop would keep one of the cooperative pool's
+                // threads (two here) for as long as the stream lasts, and every other task of the process
+                // (the proxy's connections, in `hostpin serve --listen`) would wait. Seen in CI: proxy
+                // tests got no reply for 10 s while a test flooded a stub in the same process.
+                sinceYield += 1
+                if sinceYield == Self.datagramsPerYield {
+                    sinceYield = 0
+                    await Task.yield()
+                }
                 let datagram: Datagram
                 do throws(SocketError) {
                     datagram = try await socket.receive(deadline: nil, into: buffer)

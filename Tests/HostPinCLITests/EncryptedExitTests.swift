@@ -34,8 +34,11 @@ import Testing
             let results = try await Self.run(Self.runs, atOnce: Self.atOnce, arguments)
             let wrong = results.filter { result in
                 !(result.status == 3
+                    // "... answered (SERVER: timeout)", or "... answered within 50 ms" when the budget ran
+                    // out before the upstream's own try did (seen once in CI on a loaded machine).
                     && result.standardError.hasPrefix("hostpin: www.example.test: no trusted upstream answered")
-                    && result.standardError.hasSuffix("\(server): timeout)\n")
+                    && (result.standardError.hasSuffix("\(server): timeout)\n")
+                        || result.standardError.hasSuffix("answered within 50 ms\n"))
                     && result.standardError.filter { $0 == "\n" }.count == 1)
             }
             let failed = wrong.count
