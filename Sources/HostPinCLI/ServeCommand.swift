@@ -131,7 +131,8 @@ struct ServeCommand: Subcommand {
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
-                                                       blockedAnswer: blockedAnswer, watch: watcher, metrics: counters.dns))
+        watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
+        metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: dns.allowRemote)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -171,8 +172,7 @@ struct ServeCommand: Subcommand {
         let counters = metricsOptions.counters(dns: true, proxy: proxyOptions != nil)
         let server = DNSServer(configuration: dnsConfiguration,
                                responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
-                                                       blockedAnswer: blockedAnswer, watch: watcher))
-                                                       blockedAnswer: blockedAnswer, metrics: counters.dns))
+                                                       blockedAnswer: blockedAnswer, watch: watcher, metrics: counters.dns))
         do throws(DNSServerError) {
             for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
         } catch {
@@ -208,6 +208,7 @@ struct ServeCommand: Subcommand {
             await proxy?.proxy.stop()
             await server.stop()
             await keeper?.finish()
+            await watcher?.stop()
             return .notFound
         }
         await StopSignal.wait()

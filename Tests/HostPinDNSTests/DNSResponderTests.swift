@@ -98,9 +98,12 @@ import Testing
         // A miss waits for the trusted upstream; its answer then makes the next query a hit, ready at once.
         let miss = responder.prepare(query, over: .udp)
         guard case .resolve = miss else { Issue.record("a miss is ready at once: \(miss)"); return }
-        let answered = try #require(await responder.finish(miss, over: .udp))
+        let answered = try #require(await responder.finish(miss, over: .udp).bytes)
         let first = try #require(TestResponse(answered))
-        guard case .ready(let wire?) = responder.prepare(query, over: .udp) else { Issue.record("a hit waits"); return }
+        guard case .ready(let reply) = responder.prepare(query, over: .udp), let wire = reply.bytes else {
+            Issue.record("a hit waits")
+            return
+        }
         let hit = try #require(TestResponse(wire))
         #expect(hit.id == 7 && hit.data(ofType: 1) == ["127.0.0.10"] && first.data(ofType: 1) == ["127.0.0.10"])
         let nxdomain = try await Self.ask(responder, "nx.example.test")
