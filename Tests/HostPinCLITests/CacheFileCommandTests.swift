@@ -109,7 +109,7 @@ import Glibc
         try Data("www.example.test\ncdn.example.test\n".utf8).write(to: URL(fileURLWithPath: names))
         let url = "http://www.example.test:\(lab.httpPort)/whoami"
 
-        let proxy = try await ProxyProcess(["--server", "\(server.address)", "--cache-file", cacheFile,
+        let proxy = try await RunningProxy(["--server", "\(server.address)", "--cache-file", cacheFile,
                                             "--preresolve", names, "--family", "4"])
         #expect(proxy.standardError.contains("pre-resolved 2 names\n"))
         #expect(Set(server.queries.map(\.name)) == ["www.example.test", "cdn.example.test"])
@@ -122,68 +122,10 @@ import Glibc
         #expect(saved.hasPrefix(#"{"entries":2,"format":"hostpin-cache""#))
 
         try server.setMode(.servfail)
-        let restarted = try await ProxyProcess(["--server", "\(server.address)", "--cache-file", cacheFile, "--family", "4"])
+        let restarted = try await RunningProxy(["--server", "\(server.address)", "--cache-file", cacheFile, "--family", "4"])
         let again = try await ProcessRunner.run("/usr/bin/curl", ["-sS", "--max-time", "5", "-x", "http://\(restarted.address)", url])
         #expect(again.standardOutput.hasPrefix("origin=www "), "\(again.standardError)")
         #expect(server.queries.count == asked)
         #expect(await restarted.stop() == 0)
-    }
-}
-
-/// `hostpin proxy --listen 127.0.0.1:0 --allow-private ARGUMENTS…`, started and stopped by PID.
-private final class ProxyProcess: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// `127.0.0.1:PORT`, from the `listening on` line.
-    let address: String
-    private let process: Process
-    private let errorPath: String
-
-    init(_ arguments: [String]) async throws {
-        errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-cache-proxy-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
-        process.arguments = ["proxy", "--listen", "127.0.0.1:0", "--allow-private"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try process.run()
-        self.process = process
-        var found: String?
-        for _ in 0..<500 {
-            let text = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) {
-                found = String(line.dropFirst("listening on ".count))
-                break
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        guard let found else {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            throw Failure(description: "hostpin proxy did not start: \((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")")
-        }
-        address = found
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(atPath: errorPath)
-    }
-
-    /// What the proxy wrote to standard error so far.
-    var standardError: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
-
-    /// SIGTERM, then the exit status once it has exited normally (within 15 s); `nil` otherwise.
-    func stop() async -> Int32? {
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(15)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        guard !process.isRunning, process.terminationReason == .exit else { return nil }
-        return process.terminationStatus
     }
 }

@@ -5,8 +5,8 @@ import HostPinTestSupport
 import Glibc
 #endif
 
-/// A `hostpin proxy --listen 127.0.0.1:0 --server <trusted> --allow-private …` process: standard output
-/// where the test says, standard error in a file. Killed (SIGKILL) when released still running.
+/// A `hostpin proxy --listen 127.0.0.1:0 --allow-private …` process: standard output where the test
+/// says, standard error in a file. Killed (SIGKILL) when released still running.
 final class RunningProxy: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -17,12 +17,18 @@ final class RunningProxy: Sendable {
     private let process: Process
     private let errorPath: String
 
-    init(lab: Lab, extra: [String] = [], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+    /// `hostpin proxy --listen 127.0.0.1:0 --server <the lab's trusted NSD> --allow-private extra…`.
+    convenience init(lab: Lab, extra: [String] = [], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+        try await self.init(["--server", "\(lab.trustedDNS)"] + extra, standardOutput: standardOutput)
+    }
+
+    /// `hostpin proxy --listen 127.0.0.1:0 --allow-private arguments…`; returns once it listens.
+    init(_ arguments: [String], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-proxy-cli-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
-        process.arguments = ["proxy", "--listen", "127.0.0.1:0", "--server", "\(lab.trustedDNS)", "--allow-private"] + extra
+        process.arguments = ["proxy", "--listen", "127.0.0.1:0", "--allow-private"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput
@@ -67,5 +73,11 @@ final class RunningProxy: Sendable {
         }
         guard !process.isRunning, process.terminationReason == .exit else { return nil }
         return process.terminationStatus
+    }
+
+    /// SIGTERM, then the exit status once it has exited normally (within 15 s); `nil` otherwise.
+    func stop() async -> Int32? {
+        signal(SIGTERM)
+        return await exitStatus(within: .seconds(15))
     }
 }
