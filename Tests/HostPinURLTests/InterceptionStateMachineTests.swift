@@ -146,6 +146,21 @@ import Testing
         #expect(!cancel)
     }
 
+    @Test func aURLWithoutAHostFailsAsABadURL() throws {
+        var machine = try Self.machine("http:/path-only")
+        let (error, began, _) = try Self.failure(machine.start())
+        #expect(error.code == .badURL)
+        #expect(began == nil)
+    }
+
+    @Test func aTransferEndingBeforeTheRedirectWasDecidedStillEndsTheRequest() throws {
+        var machine = try Self.connected("http://www.example.test/")
+        _ = try Self.head(machine.receivedHead(Self.response(URL(string: "http://192.0.2.1/")!, 302, ["Location": "/b"])))
+        let (error, _, _) = try Self.failure(machine.transferFinished(nil))
+        #expect(error.code == .badServerResponse)
+        #expect(Self.isNone(machine.filedCookies()))
+    }
+
     // MARK: Resolution, failover, Happy Eyeballs
 
     @Test func resolutionFailureFailsWithTheResolversCode() throws {
@@ -172,6 +187,13 @@ import Testing
         #expect(error.failingURL?.absoluteString == "http://www.example.test/")
         #expect(!cancel)
         #expect(Self.isNone(machine.transferFinished(Self.refused)))
+    }
+
+    @Test func aResolutionWithNoAddressFailsWithCannotConnect() throws {
+        var machine = try Self.machine("http://www.example.test/")
+        _ = try Self.resolving(machine.start())
+        let (error, _, _) = try Self.failure(machine.resolved(Self.resolution("www.example.test", [])))
+        #expect(error.code == .cannotConnectToHost)
     }
 
     @Test func aFailureOtherThanConnectingIsNotRetriedOnTheNextAddress() throws {
