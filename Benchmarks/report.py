@@ -159,6 +159,9 @@ row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain UR
 row("3", "interceptor, http, 8 in flight: pinned with plainHTTP: .libcurl → name vs plain URLSession → IP",
     "http.pinnedcurl.rps", "http.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
     chart_label="3 http curl /plain", goal_text="≥ 0.9×")
+row("3", "interceptor, http, 8 in flight: pinned with an observer vs pinned without (no cost when none is set)",
+    "http.observed.rps", "http.pinned.rps", qps, False, goal_ratio=0.9, peer_label="pinned, no observer",
+    chart_label="3 http observer /none", goal_text="≥ 0.9×")
 row("3", "interceptor, https, 8 in flight: pinned (libcurl, extraCAFile) vs plain URLSession → https://localhost",
     "https.pinned.rps", "https.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
     chart_label="3 https /plain", goal_text="≥ 0.9×")
@@ -286,6 +289,7 @@ if "3" in items:
     lines.append("|---|---|---|---|---|")
     for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
                       ("http.pinned", "pinned URLSession → http://www.example.test"),
+                      ("http.observed", "pinned URLSession with an observer set → http://www.example.test"),
                       ("http.pinnedcurl", "pinned, plainHTTP: .libcurl → http://www.example.test"),
                       ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
                       ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
