@@ -15,7 +15,8 @@ import HostPin
 /// happened as the next event, as swift-nio's `HTTP1ConnectionStateMachine` and AsyncHTTPClient's
 /// request state machines do. So every transition can be driven by a test without a network. The one
 /// outside thing it reads is the cookie storage, for the cookies a redirect hop carries (after the
-/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``).
+/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``); it never runs the
+/// application's code (a `.decide` redirect policy is an action: ``Action/askPolicy(_:proposed:_:)``).
 ///
 /// Guarantees, whatever the order of events: exactly one ending action (``Action/finish(body:)``,
 /// ``Action/fail(_:began:cancelTransfer:)`` or ``Action/cancel(_:)``), and after it, or after `stop()`,
@@ -105,6 +106,9 @@ struct InterceptionStateMachine: Sendable {
         case fail(URLError, began: HopStart?, cancelTransfer: Bool)
         /// `stopLoading`: cancel whatever runs; the observer hears `error`, the client nothing.
         case cancel(URLError)
+        /// Ask the application's redirect policy (outside any lock: it is the application's code) and
+        /// call ``policyDecided(_:)`` with its answer.
+        case askPolicy(HTTPURLResponse, proposed: URLRequest, @Sendable (HTTPURLResponse, URLRequest) -> URLRequest?)
     }
 
     enum State: Sendable {
@@ -117,6 +121,8 @@ struct InterceptionStateMachine: Sendable {
         case connecting(Hop, remaining: [[IPAddress]])
         /// A response head came that may be a redirect to follow: waiting for ``filedCookies()``.
         case redirecting(Hop, response: HTTPURLResponse, proposed: URLRequest)
+        /// Waiting for the application's redirect policy: ``policyDecided(_:)``.
+        case askingPolicy(Hop, response: HTTPURLResponse)
         /// The response went to the client; its body arrives (kept in `buffered` for buffered delivery).
         case receiving(Hop, buffered: Data)
         /// A redirect is followed once this hop's transfer ends (its body is dropped).
@@ -217,21 +223,33 @@ struct InterceptionStateMachine: Sendable {
     }
 
     /// The driver filed the redirect's cookies (or had none to file): the next hop may now carry them.
-    /// Follows the redirect (then ``transferFinished(_:)`` starts the next hop), hands the 3xx to the
-    /// client when the policy says so, or fails: more than `maxHops`, or a body that cannot be sent again.
+    /// With `.follow`, follows the redirect (then ``transferFinished(_:)`` starts the next hop) or fails:
+    /// more than `maxHops`, or a body that cannot be sent again. With `.decide`, asks the policy first.
     mutating func filedCookies() -> Action {
         guard case .redirecting(let hop, let response, var proposed) = state else { return .none }
         credentials.apply(to: &proposed, cookieStorage: configuration.cookieStorage)
-        let next: URLRequest?
         switch configuration.redirects {
-        case .doNotFollow: next = nil
-        case .follow: next = proposed
-        case .decide(let policy): next = policy(response, proposed)
+        case .follow: return follow(proposed, after: response, on: hop)
+        case .decide(let policy):
+            state = .askingPolicy(hop, response: response)
+            return .askPolicy(response, proposed: proposed, policy)
+        case .doNotFollow: return deliver(response, on: hop)  // receivedHead proposes no redirect then
         }
-        guard let next else {
-            state = .receiving(hop, buffered: Data())
-            return .received(response, cookies: nil, then: .deliver)
-        }
+    }
+
+    /// The application's redirect policy answered: follow `next`, or hand the 3xx to the client (`nil`).
+    mutating func policyDecided(_ next: URLRequest?) -> Action {
+        guard case .askingPolicy(let hop, let response) = state else { return .none }
+        guard let next else { return deliver(response, on: hop) }
+        return follow(next, after: response, on: hop)
+    }
+
+    private mutating func deliver(_ response: HTTPURLResponse, on hop: Hop) -> Action {
+        state = .receiving(hop, buffered: Data())
+        return .received(response, cookies: nil, then: .deliver)
+    }
+
+    private mutating func follow(_ next: URLRequest, after response: HTTPURLResponse, on hop: Hop) -> Action {
         if case .follow(let maxHops) = configuration.redirects, hops >= maxHops {
             return fail(URLError(.httpTooManyRedirects, url: hop.request.url, description: "more than \(maxHops) redirects"),
                         cancelTransfer: true)
@@ -286,8 +304,8 @@ struct InterceptionStateMachine: Sendable {
             }
             state = .finished
             return .finish(body: buffered.isEmpty ? nil : buffered)
-        case .redirecting(let hop, _, _):
-            // The driver calls filedCookies() before the transfer can end; should it not, nothing is lost.
+        case .redirecting(let hop, _, _), .askingPolicy(let hop, _):
+            // The driver decides the redirect before the transfer can end; should it not, nothing is lost.
             return fail(URLError(.badServerResponse, url: hop.request.url, description: "the redirect was never decided"))
         case .idle, .resolving, .finished, .stopped, .modifying:
             return .none
@@ -300,7 +318,7 @@ struct InterceptionStateMachine: Sendable {
         case .finished, .stopped:
             state = .stopped
             return .none
-        case .idle, .resolving, .connecting, .redirecting, .receiving, .following, .modifying:
+        case .idle, .resolving, .connecting, .redirecting, .askingPolicy, .receiving, .following, .modifying:
             state = .stopped
             return .cancel(URLError(.cancelled, url: request.url, description: "the task was cancelled"))
         }

@@ -133,6 +133,9 @@ final class PinnedLoad: TransferSink {
             client.failed(with: error)
         case .cancel(let error):
             recorder?.finish(.failed(error))
+        case .askPolicy(let response, let proposed, let policy):
+            let next = policy(response, proposed)
+            perform(event { $0.policyDecided(next) })
         }
     }
 

@@ -405,10 +405,29 @@ import Testing
         var decided = try Self.connected("http://www.example.test/", machine: Self.machine(
             "http://www.example.test/", redirects: .decide { _, _ in nil }))
         _ = try Self.head(decided.receivedHead(Self.response(URL(string: "http://192.0.2.1/")!, 302, ["Location": "/b"])))
-        let (response, _, step) = try Self.head(decided.filedCookies())
+        guard case .askPolicy(let asked, let proposed, let policy) = decided.filedCookies() else { Issue.record("expected .askPolicy"); return }
+        #expect(asked.statusCode == 302)
+        #expect(proposed.url?.absoluteString == "http://www.example.test/b")
+        let (response, _, step) = try Self.head(decided.policyDecided(policy(asked, proposed)))
         guard case .deliver = step else { Issue.record("expected the 302 delivered"); return }
         #expect(response.value(forHTTPHeaderField: "Location") == "/b")
         guard case .finish = decided.transferFinished(nil) else { Issue.record("expected .finish"); return }
+    }
+
+    /// The application's policy runs in the driver (it is the application's code); what it returns is followed.
+    @Test func theRequestADecidePolicyReturnsIsTheNextHop() throws {
+        var machine = try Self.connected("http://www.example.test/", machine: Self.machine(
+            "http://www.example.test/", redirects: .decide { _, proposed in
+                var changed = proposed
+                changed.url = URL(string: "http://elsewhere.example.test/c")
+                return changed
+            }))
+        _ = try Self.head(machine.receivedHead(Self.response(URL(string: "http://192.0.2.1/")!, 302, ["Location": "/b"])))
+        guard case .askPolicy(let response, let proposed, let policy) = machine.filedCookies() else { Issue.record("expected .askPolicy"); return }
+        #expect(Self.isNone(machine.policyDecided(policy(response, proposed))))
+        #expect(Self.isNone(machine.policyDecided(nil)))  // answered once
+        let next = try Self.resolving(machine.transferFinished(nil))
+        #expect(next.request.url.absoluteString == "http://elsewhere.example.test/c")
     }
 
     @Test func aRedirectToANonHTTPSchemeFailsAndStopsTheTransfer() throws {
@@ -438,6 +457,10 @@ import Testing
             ("resolving", { _ = $0.start() }),
             ("connecting", { _ = $0.start(); _ = $0.resolved(try Self.resolution("www.example.test", ["192.0.2.1"])) }),
             ("redirecting", { _ = $0.start(); _ = $0.resolved(try Self.resolution("www.example.test", ["192.0.2.1"])); _ = $0.receivedHead(head) }),
+            ("askingPolicy", { machine in
+                machine = try Self.machine(url, redirects: .decide { _, proposed in proposed })
+                _ = machine.start(); _ = machine.resolved(try Self.resolution("www.example.test", ["192.0.2.1"]))
+                _ = machine.receivedHead(head); _ = machine.filedCookies() }),
             ("following", { _ = $0.start(); _ = $0.resolved(try Self.resolution("www.example.test", ["192.0.2.1"]))
                             _ = $0.receivedHead(head); _ = $0.filedCookies() }),
             ("receiving", { machine in
@@ -455,6 +478,7 @@ import Testing
             #expect(Self.isNone(machine.resolved(try Self.resolution("www.example.test", ["192.0.2.1"]))), "\(name)")
             #expect(Self.isNone(machine.receivedHead(head)), "\(name)")
             #expect(Self.isNone(machine.filedCookies()), "\(name)")
+            #expect(Self.isNone(machine.policyDecided(nil)), "\(name)")
             #expect(Self.isNone(machine.receivedData(Data("x".utf8))), "\(name)")
             #expect(Self.isNone(machine.transferFinished(nil)), "\(name)")
             #expect(Self.isNone(machine.transferFinished(Self.refused)), "\(name)")
