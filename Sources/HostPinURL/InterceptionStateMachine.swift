@@ -244,29 +244,6 @@ struct InterceptionStateMachine: Sendable {
         return follow(next, after: response, on: hop)
     }
 
-    private mutating func deliver(_ response: HTTPURLResponse, on hop: Hop) -> Action {
-        state = .receiving(hop, buffered: Data())
-        return .received(response, cookies: nil, then: .deliver)
-    }
-
-    private mutating func follow(_ next: URLRequest, after response: HTTPURLResponse, on hop: Hop) -> Action {
-        if case .follow(let maxHops) = configuration.redirects, hops >= maxHops {
-            return fail(URLError(.httpTooManyRedirects, url: hop.request.url, description: "more than \(maxHops) redirects"),
-                        cancelTransfer: true)
-        }
-        // URLSession's rules changed the method to GET: the body stays behind. Otherwise it goes again,
-        // which a stream (read once) cannot.
-        let body = next.httpMethod == hop.request.unedited.httpMethod ? hop.request.body : .none
-        guard body.isReplayable else {
-            return fail(URLError(.requestBodyStreamExhausted, url: hop.request.url,
-                                 description: "a \(response.statusCode) redirect repeats the body, and a stream body cannot be read twice"),
-                        cancelTransfer: true)
-        }
-        hops += 1
-        state = .following(next: next, body: body)
-        return .none
-    }
-
     /// Body bytes of the running transfer.
     mutating func receivedData(_ data: Data) -> Action {
         guard case .receiving(let hop, var buffered) = state else { return .none }  // a followed redirect's body is dropped
@@ -372,6 +349,31 @@ struct InterceptionStateMachine: Sendable {
             state = .resolving(hop)
             return .resolve(hop)
         }
+    }
+
+    /// Hands the 3xx to the client, its body following.
+    private mutating func deliver(_ response: HTTPURLResponse, on hop: Hop) -> Action {
+        state = .receiving(hop, buffered: Data())
+        return .received(response, cookies: nil, then: .deliver)
+    }
+
+    /// Follows `next` once this hop's transfer ends, unless over the hop limit or its body cannot go again.
+    private mutating func follow(_ next: URLRequest, after response: HTTPURLResponse, on hop: Hop) -> Action {
+        if case .follow(let maxHops) = configuration.redirects, hops >= maxHops {
+            return fail(URLError(.httpTooManyRedirects, url: hop.request.url, description: "more than \(maxHops) redirects"),
+                        cancelTransfer: true)
+        }
+        // URLSession's rules changed the method to GET: the body stays behind. Otherwise it goes again,
+        // which a stream (read once) cannot.
+        let body = next.httpMethod == hop.request.unedited.httpMethod ? hop.request.body : .none
+        guard body.isReplayable else {
+            return fail(URLError(.requestBodyStreamExhausted, url: hop.request.url,
+                                 description: "a \(response.statusCode) redirect repeats the body, and a stream body cannot be read twice"),
+                        cancelTransfer: true)
+        }
+        hops += 1
+        state = .following(next: next, body: body)
+        return .none
     }
 
     /// What the rules say about `request`; without rules (the common case) the request is sent unedited,
