@@ -7,10 +7,11 @@ import HostPinProxy
 struct ProxyCommand: Subcommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
-    static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+    static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
-        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
+        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--cache-size N] [--min-ttl SECONDS] [--max-ttl SECONDS] "
+        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -22,6 +23,7 @@ struct ProxyCommand: Subcommand {
         TLS stays end to end.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 28))
           --listen IP:PORT            Where to listen (default \(Self.defaultListen); port 0 picks one).
           --allow-remote              Allow a listening address other than loopback.
           --allow-private             Allow targets that resolve to private, loopback or link-local
@@ -87,6 +89,7 @@ struct ProxyCommand: Subcommand {
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        try ConfigOption.apply(to: &parser, command: Self.name)
         let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
             ?? SocketAddress(Self.defaultListen)!
         let allowRemote = try parser.flag("--allow-remote")

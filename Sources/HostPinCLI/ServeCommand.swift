@@ -8,11 +8,12 @@ import HostPinProxy
 struct ServeCommand: Subcommand {
     static let name = "serve"
     static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
-    static let usage = "hostpin serve [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
+    static let usage = "hostpin serve [--config FILE] [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
-        + "[--cache-file FILE] [--max-stale SECONDS] [--preresolve FILE]"
+        + "[--cache-file FILE] [--max-stale SECONDS] [--cache-size N] [--min-ttl SECONDS] [--max-ttl SECONDS] "
+        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -27,6 +28,7 @@ struct ServeCommand: Subcommand {
         trusted upstreams, their replies relayed and cached for their TTL.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 21))
           --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
                                repeatable; port 0 picks a free port.
           --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache:
@@ -85,6 +87,7 @@ struct ServeCommand: Subcommand {
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        try ConfigOption.apply(to: &parser, command: Self.name)
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
         var dns = DNSServer.Configuration()
         let dnsAddresses = try parser.values("--dns-listen", as: SocketAddress.self, expected: expected)
@@ -102,7 +105,8 @@ struct ServeCommand: Subcommand {
         let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyCommand.defaultListen)!,
                                      allowRemote: dns.allowRemote, rules: rules,
                                      timeout: .milliseconds(Int64(ProxyOptions.defaultTimeoutSeconds * 1000)))
-        if proxyAddress == nil, let option = proxy.given.first {
+        // A configuration file's proxy keys wait for a proxy to apply to; the command line's are a mistake.
+        if proxyAddress == nil, let option = proxy.given.first(where: parser.given.contains) {
             throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
         }
         let options = try TrustedOptions(parsing: &parser)
