@@ -70,6 +70,12 @@ struct ProxyCommand: Subcommand {
 
         \(UpstreamSelection.helpSection)
 
+        SIGNALS:
+          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
+          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
+                           and checked again, then put in force at once, keeping the cache; a bad one
+                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
+
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
         \(ExitStatus.notFound.helpLine(meaning: "the proxy could not listen (address in use, not allowed)"))
@@ -87,8 +93,11 @@ struct ProxyCommand: Subcommand {
     let family: AddressFamily
     /// `--cache-file`, `--max-stale`, `--preresolve`.
     let cacheOptions: CacheOptions
+    /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
+    let commandLine: [String]
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        commandLine = parser.commandLine
         try ConfigOption.apply(to: &parser, command: Self.name)
         let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
             ?? SocketAddress(Self.defaultListen)!
@@ -111,28 +120,18 @@ struct ProxyCommand: Subcommand {
         self.family = options.family
     }
 
+    /// What the service runs with.
+    var settings: ServiceSettings {
+        ServiceSettings(command: Self.name, dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+                        family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: nil)
+    }
+
     func run() async -> ExitStatus {
-        let trusted: TrustedResolver
-        do throws(ResolutionError) {
-            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .upstreamFailure
+        let commandLine = commandLine
+        return await Service.run(settings) { () throws(UsageError) in
+            var parser = OptionParser(commandLine)
+            return try ProxyCommand(parsing: &parser).settings
         }
-        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
-        let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
-        let proxy: RunningProxy
-        do throws(ListenError) {
-            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: caching, family: family))
-            Console.error("listening on \(proxy.address)")
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .notFound
-        }
-        await StopSignal.wait()
-        await proxy.stop()
-        await keeper?.finish()
-        return .success
     }
 }
 

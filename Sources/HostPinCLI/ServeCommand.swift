@@ -66,6 +66,12 @@ struct ServeCommand: Subcommand {
 
         \(UpstreamSelection.helpSection)
 
+        SIGNALS:
+          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
+          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
+                           and checked again, then put in force at once, keeping the cache; a bad one
+                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
+
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
         \(ExitStatus.notFound.helpLine(meaning: "an address could not be bound (in use, a port below 1024 without privilege)"))
@@ -85,8 +91,11 @@ struct ServeCommand: Subcommand {
     let blockedAnswer: BlockedAnswer
     /// `--cache-file`, `--max-stale`, `--preresolve`.
     let cacheOptions: CacheOptions
+    /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
+    let commandLine: [String]
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        commandLine = parser.commandLine
         try ConfigOption.apply(to: &parser, command: Self.name)
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
         var dns = DNSServer.Configuration()
@@ -124,53 +133,20 @@ struct ServeCommand: Subcommand {
         family = options.family
     }
 
+    /// What the service runs with.
+    var settings: ServiceSettings {
+        ServiceSettings(command: Self.name,
+                        dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
+                                                 allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
+                        proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
+                        cacheOptions: cacheOptions, controlSocket: nil)
+    }
+
     func run() async -> ExitStatus {
-        let trusted: TrustedResolver
-        do throws(ResolutionError) {
-            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .upstreamFailure
+        let commandLine = commandLine
+        return await Service.run(settings) { () throws(UsageError) in
+            var parser = OptionParser(commandLine)
+            return try ServeCommand(parsing: &parser).settings
         }
-        let cache = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
-        // DNS clients ask for A and AAAA apart, and the cache keeps each family apart: both are
-        // pre-resolved (the one line about it counts the first), and the proxy's family when it runs.
-        let keeper = await cacheOptions.start(cache, family: .v4, periodicSaving: true)
-        let others: [AddressFamily] = proxyOptions == nil || [.v4, .v6].contains(family) ? [.v6] : [.v6, family]
-        for other in others where !cacheOptions.preresolve.isEmpty {
-            _ = await cache.preresolve(cacheOptions.preresolve, family: other)
-        }
-        let server = DNSServer(configuration: dnsConfiguration,
-                               responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
-                                                       blockedAnswer: blockedAnswer))
-        do throws(DNSServerError) {
-            for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
-        } catch {
-            Console.error("hostpin: \(error)")
-            if case .bind = error {
-                Console.error("hostpin: choose another address with --dns-listen IP:PORT: any address of 127.0.0.0/8 "
-                              + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
-            }
-            await keeper?.finish()
-            return .notFound
-        }
-        var proxy: RunningProxy?
-        if let proxyOptions {
-            do throws(ListenError) {
-                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family))
-                Console.error("listening on \(started.address) (HTTP proxy)")
-                proxy = started
-            } catch {
-                Console.error("hostpin: \(error)")
-                await server.stop()
-                await keeper?.finish()
-                return .notFound
-            }
-        }
-        await StopSignal.wait()
-        await proxy?.stop()
-        await server.stop()
-        await keeper?.finish()
-        return .success
     }
 }

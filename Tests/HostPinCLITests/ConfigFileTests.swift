@@ -225,7 +225,8 @@ import Glibc
         #expect(fromFile.standardError.contains("pre-resolved 2 names\n"))
         let address = try #require(fromFile.dnsAddresses.first)
         #expect(try await Self.dig(address, "www.example.test").contains("status: NXDOMAIN"))
-        #expect(try await Self.dig(address, "+noall", "+answer", "cdn.example.test") == "cdn.example.test.\t100\tIN\tA\t127.0.0.11\n")
+        // Cut to 100 (not the zone's 3600), counted down by a second or two on a loaded machine.
+        #expect((95...100).contains(try await Self.ttl(address, "cdn.example.test") ?? 0))
         fromFile.kill()
 
         let flags = try await ServeProcess(["--config", config, "--rules", folder.appendingPathComponent("none.json").path,
@@ -236,7 +237,7 @@ import Glibc
         #expect(flags.standardError.contains("pre-resolved 1 name\n"))
         let other = try #require(flags.dnsAddresses.first)
         #expect(try await Self.dig(other, "+short", "www.example.test") == "127.0.0.10\n")
-        #expect(try await Self.dig(other, "+noall", "+answer", "cdn.example.test") == "cdn.example.test.\t50\tIN\tA\t127.0.0.11\n")
+        #expect((45...50).contains(try await Self.ttl(other, "cdn.example.test") ?? 0))
     }
 
     @Test func aProxyOptionOnTheCommandLineStillNeedsAProxy() async throws {
@@ -289,6 +290,12 @@ import Glibc
         #expect(fraction.standardError.contains("invalid value for '--refresh-ahead': '1.5' is not a fraction from 0 to 1."))
         let size = try await HostPinBinary.run(["proxy", "--server", lab.trustedDNS.description, "--cache-size", "-1"])
         #expect(size.standardError.contains("invalid value for '--cache-size': '-1' is not a whole number from 0 to 10000000."))
+    }
+
+    /// The TTL of the A record `dig` gets for `name`.
+    static func ttl(_ server: String, _ name: String) async throws -> Int? {
+        let line = try await dig(server, "+noall", "+answer", name)
+        return line.split(separator: "\t").dropFirst().first.flatMap { Int($0) }
     }
 
     static func dig(_ server: String, _ arguments: String...) async throws -> String {
