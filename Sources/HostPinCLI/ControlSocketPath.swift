@@ -22,6 +22,25 @@ enum ControlSocketPath {
         return nil
     }
 
+    /// `--control-socket PATH` (serve, proxy, ctl): the last one, resolved; `nil` without one.
+    ///
+    /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a path that cannot name the socket.
+    static func option(_ parser: inout OptionParser) throws(UsageError) -> String? {
+        try parser.values("--control-socket") { text throws(UsageError) in
+            if let problem = problem(with: text) { throw .invalidValue(option: "--control-socket", reason: "'\(text)' \(problem)") }
+            return resolve(text)
+        }.last
+    }
+
+    /// The help lines of `--control-socket` for `serve` and `proxy`.
+    static func helpLines(width: Int) -> String {
+        let indent = String(repeating: " ", count: width + 2)
+        return "  " + "--control-socket PATH".padding(toLength: width, withPad: " ", startingAt: 0)
+            + "Answer 'hostpin ctl' (flush, stats, upstreams) on a Unix socket at PATH,\n"
+            + indent + "mode 0600, for this user and root only; a bare file name goes in\n"
+            + indent + "$RUNTIME_DIRECTORY, else \(fallbackDirectory). Off by default."
+    }
+
     /// The socket's path for `text`.
     static func resolve(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         guard !text.hasPrefix("/") else { return text }

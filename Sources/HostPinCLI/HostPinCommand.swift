@@ -12,7 +12,8 @@ enum HostPinCommand {
 
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
     static var subcommands: [any Subcommand.Type] {
-        [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self, CheckConfigCommand.self]
+        [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self, CtlCommand.self,
+         CheckConfigCommand.self]
     }
 
     /// The tool's own help text.

@@ -11,7 +11,7 @@ struct ProxyCommand: Subcommand {
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--cache-size N] [--min-ttl SECONDS] [--max-ttl SECONDS] "
-        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE]"
+        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] [--control-socket PATH]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -57,6 +57,7 @@ struct ProxyCommand: Subcommand {
                                       signal cuts at once. New connections are refused and idle
                                       ones closed at once.
         \(CacheOptions.helpLines(preresolve: true, width: 28))
+        \(ControlSocketPath.helpLines(width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -95,6 +96,8 @@ struct ProxyCommand: Subcommand {
     let cacheOptions: CacheOptions
     /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
     let commandLine: [String]
+    /// `--control-socket`, resolved.
+    let controlSocket: String?
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
@@ -113,6 +116,7 @@ struct ProxyCommand: Subcommand {
                                         rules: rules, timeout: timeout)
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        controlSocket = try ControlSocketPath.option(&parser)
         try parser.finish()
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
@@ -123,7 +127,7 @@ struct ProxyCommand: Subcommand {
     /// What the service runs with.
     var settings: ServiceSettings {
         ServiceSettings(command: Self.name, dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
-                        family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: nil)
+                        family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket)
     }
 
     func run() async -> ExitStatus {

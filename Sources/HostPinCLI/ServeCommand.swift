@@ -13,7 +13,7 @@ struct ServeCommand: Subcommand {
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
         + "[--cache-file FILE] [--max-stale SECONDS] [--cache-size N] [--min-ttl SECONDS] [--max-ttl SECONDS] "
-        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE]"
+        + "[--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] [--control-socket PATH]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -57,6 +57,7 @@ struct ServeCommand: Subcommand {
         \(CacheOptions.helpLines(preresolve: true, width: 21))
                                Each name's A and AAAA are pre-resolved (and, with --listen, the
                                proxy's --family).
+        \(ControlSocketPath.helpLines(width: 21))
           -h, --help           Show this help.
 
         OUTPUT:
@@ -93,6 +94,8 @@ struct ServeCommand: Subcommand {
     let cacheOptions: CacheOptions
     /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
     let commandLine: [String]
+    /// `--control-socket`, resolved.
+    let controlSocket: String?
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
@@ -120,6 +123,7 @@ struct ServeCommand: Subcommand {
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        controlSocket = try ControlSocketPath.option(&parser)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -139,7 +143,7 @@ struct ServeCommand: Subcommand {
                         dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
                                                  allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
                         proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
-                        cacheOptions: cacheOptions, controlSocket: nil)
+                        cacheOptions: cacheOptions, controlSocket: controlSocket)
     }
 
     func run() async -> ExitStatus {

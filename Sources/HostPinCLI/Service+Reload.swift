@@ -65,6 +65,18 @@ extension Service {
             }
         }
 
+        var startedControl: ControlServer?
+        let controlMoves = new.controlSocket != settings.controlSocket
+        if controlMoves, let path = new.controlSocket {
+            switch startControl(path) {
+            case .success(let server): startedControl = server
+            case .failure(let error):
+                await startedProxy?.retire()
+                for (_, server) in servers.suffix(added.count) { await server.stop() }
+                return refuse("\(error)")
+            }
+        }
+
         // The swap: nothing below fails.
         var restart: [String] = []
         responder?.liveRules.replace(with: new.rules)
@@ -116,9 +128,15 @@ extension Service {
             }
             summary.append("pre-resolving \(fresh.count) new name\(fresh.count == 1 ? "" : "s")")
         }
+        if controlMoves {
+            await control?.stop()
+            control = startedControl
+            summary.append("control socket \(new.controlSocket ?? "closed")")
+        }
         dnsServers = servers
         settings = new
         reloads += 1
+        publishStatus()
         Console.error("hostpin: reloaded: " + summary.joined(separator: "; "))
         if !restart.isEmpty {
             Console.error("hostpin: reload: " + restart.joined(separator: ", ") + " changed; this takes effect at a restart")

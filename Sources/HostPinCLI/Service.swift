@@ -26,11 +26,17 @@ actor Service {
     var keeper: CacheKeeper?
     /// Reloads applied since the start.
     var reloads = 0
+    /// The control socket's server, with `--control-socket`.
+    var control: ControlServer?
+    /// What the control socket reads.
+    let status: ServiceStatus
 
     private init(settings: ServiceSettings, trusted: TrustedResolver) {
         self.settings = settings
         upstream = UpstreamSwitch(trusted)
         cache = CachingResolver(upstream: upstream, cache: settings.cacheOptions.makeCache(refreshAhead: true))
+        status = ServiceStatus(cache: cache, upstream: upstream,
+                               snapshot: ServiceStatus.Snapshot(responder: nil, dnsListeners: [], proxy: nil, reloads: 0))
     }
 
     /// Runs the service `settings` describe until SIGINT or SIGTERM, reloading on SIGHUP with the settings
@@ -102,11 +108,24 @@ actor Service {
                 return .notFound
             }
         }
+        publishStatus()
+        if let path = settings.controlSocket {
+            switch startControl(path) {
+            case .success(let server): control = server
+            case .failure(let error):
+                Console.error("hostpin: \(error)")
+                await proxy?.retire()
+                for (_, server) in dnsServers { await server.stop() }
+                await keeper?.finish()
+                return .notFound
+            }
+        }
         return nil
     }
 
     /// Stops every listener (the proxy with its grace period) and writes the cache file once more.
     private func stop() async {
+        await control?.stop()
         await proxy?.stop()
         for (_, server) in dnsServers { await server.stop() }
         await keeper?.finish()
@@ -129,6 +148,25 @@ actor Service {
             }
         }
         return .success(servers)
+    }
+
+    /// Starts the control socket's server at `path`, printing where it listens.
+    func startControl(_ path: String) -> Result<ControlServer, ControlSocketError> {
+        let status = status
+        do throws(ControlSocketError) {
+            let server = try ControlServer(path: path) { status.answer($0) }
+            Console.error("listening on \(path) (control)")
+            return .success(server)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Gives the control socket what changed: the listeners, the reload count.
+    func publishStatus() {
+        status.update(ServiceStatus.Snapshot(responder: responder,
+                                             dnsListeners: dnsServers.flatMap { $0.server.boundAddresses.map(\.description) },
+                                             proxy: proxy?.address.description, reloads: reloads))
     }
 
     /// Starts the proxy `options` describe on the cache, printing where it listens.
