@@ -154,6 +154,9 @@ import Glibc
         defer { stub.kill() }
         let viaConfig = try await HostPinBinary.run(["ctl", "--config", config.path, "stats"])
         #expect(viaConfig.status == 0, "\(viaConfig.standardError)")
+        // --control-socket wins over the file's listeners.control.
+        let flag = try await HostPinBinary.run(["ctl", "--config", config.path, "--control-socket", second, "stats"])
+        #expect(flag.standardError.contains("no control socket at \(second)"))
         try write(second)
         #expect(try await stub.reload() == "hostpin: reloaded: 0 rules; control socket \(second)")
         #expect(!FileManager.default.fileExists(atPath: first))
