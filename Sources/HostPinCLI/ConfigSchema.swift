@@ -233,11 +233,6 @@ enum ConfigSchema {
         },
     ]
 
-    /// The key at `path`.
-    static func key(_ path: String) -> ConfigKey? {
-        keys.first { $0.path == path }
-    }
-
     // MARK: Readers shared by several keys
 
     private static func seconds(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader,

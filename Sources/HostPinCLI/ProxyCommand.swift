@@ -126,7 +126,7 @@ struct ProxyCommand: Subcommand {
 
     /// What the service runs with.
     var settings: ServiceSettings {
-        ServiceSettings(command: Self.name, dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+        ServiceSettings(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
                         family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket)
     }
 

@@ -139,8 +139,7 @@ struct ServeCommand: Subcommand {
 
     /// What the service runs with.
     var settings: ServiceSettings {
-        ServiceSettings(command: Self.name,
-                        dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
+        ServiceSettings(dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
                                                  allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
                         proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
                         cacheOptions: cacheOptions, controlSocket: controlSocket)

@@ -24,8 +24,6 @@ struct ServiceSettings: Sendable {
         }
     }
 
-    /// The command's name, for messages: `serve` or `proxy`.
-    var command: String
     var dns: DNS?
     /// The proxy's options when it runs (`proxy`, `serve --listen`).
     var proxyOptions: ProxyOptions?
