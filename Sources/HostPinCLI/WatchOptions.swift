@@ -79,7 +79,7 @@ struct WatchOptions: Sendable {
     ///
     /// - Parameter trusted: The trusted resolver, for the wildcard probe.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when the local resolver's channel cannot be made.
-    func start(trusted: TrustedResolver) throws(ResolutionError) -> LocalResolverWatch {
+    func start(trusted: any HostResolver) throws(ResolutionError) -> LocalResolverWatch {
         let local = try UntrustedResolver(server: server)
         let server = server
         let watch = LocalResolverWatch(local: local, trusted: trusted, configuration: configuration) { report in

@@ -288,10 +288,12 @@ final class ServeProcess: Sendable {
     private let process: Process
     private let errorPath: String
 
-    /// Starts `hostpin serve arguments…` and waits until it says where it listens.
+    /// Starts `hostpin serve arguments…` and waits until it says where it listens (the proxy too when
+    /// `expectsProxy`, by default when the arguments have `--listen`).
     ///
     /// - Throws: ``Failure`` with its standard error when it exits or says nothing within 10 seconds.
-    init(_ arguments: [String], command: String = "serve", standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+    init(_ arguments: [String], command: String = "serve", standardOutput: FileHandle = FileHandle.nullDevice,
+         expectsProxy: Bool? = nil) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
@@ -305,7 +307,7 @@ final class ServeProcess: Sendable {
         self.process = process
         pid = process.processIdentifier
         let wantsDNS = command == "serve"
-        let wantsProxy = arguments.contains("--listen") || command == "proxy"
+        let wantsProxy = expectsProxy ?? (arguments.contains("--listen") || command == "proxy")
         let wantsMetrics = arguments.contains("--metrics-listen")
         var dns: [String] = []
         var proxy: String?
