@@ -66,6 +66,11 @@ struct CacheOptions: Sendable {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
     }
 
+    /// `duration` in seconds, to the millisecond (the configuration file's `cache.staleAnswerTimeout`).
+    static func staleAnswerTimeoutSeconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) / 1000
+    }
+
     /// Takes `--cache-file`, `--max-stale`, `--stale-answer-timeout`, the ``CacheLimitOptions`` and, when
     /// `acceptsPreresolve` (the long-running commands), `--preresolve` from `parser`. The `--preresolve`
     /// file is read now: an unreadable file or an invalid name in it is a usage error; without one, the
@@ -173,10 +178,10 @@ struct CacheOptions: Sendable {
                 case .foreign, .damaged, .unsupportedVersion, .unreadable:
                     let aside = cacheFile + ".bad"
                     let kept = rename(cacheFile, aside) == 0
-                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache"
+                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache"
                                   + (kept ? " (the file is kept as \(aside))" : ""))
                 case .unwritable:
-                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache")
+                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache")
                 }
             }
         }
@@ -184,7 +189,7 @@ struct CacheOptions: Sendable {
             let failed = await resolver.preresolve(preresolve, family: family).filter {
                 if case .failure = $0 { true } else { false }
             }.count
-            Console.error("pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
+            Console.log(.info, "pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
                           + (failed > 0 ? " (\(failed) failed: no upstream answered)" : ""))
         }
         guard let cacheFile else { return nil }

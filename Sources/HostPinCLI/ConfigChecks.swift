@@ -37,6 +37,16 @@ enum ConfigChecks {
                 }
             }
         }
+        let watching: Bool = switch values["watch.local"] {
+        case .values?, .flag(true)?: true
+        default: false
+        }
+        if !watching {
+            for path in ["watch.interval", "watch.nameInterval", "watch.hijackList", "watch.ordinary", "watch.noProbe"]
+            where values[path] != nil {
+                reader.report(path, .needs("watch.local"))
+            }
+        }
         let minimum = texts("cache.minTTL").first.flatMap { UInt32($0) } ?? ResolutionCache.Limits().minimumTTL
         let maximum = texts("cache.maxTTL").first.flatMap { UInt32($0) } ?? ResolutionCache.Limits().maximumTTL
         if minimum > maximum {

@@ -50,6 +50,12 @@ struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
         /// `listeners.control` is neither an absolute path nor a bare file name, or is too long for a
         /// Unix socket address.
         case badSocketPath(String, reason: String)
+        /// `watch.local` is neither `true` nor a plain DNS server's `IP[:PORT]`.
+        case badWatchedResolver(String)
+        /// A `watch.ordinary` range that is not CIDR: the parser's reason, which names it.
+        case badRange(String, reason: String)
+        /// A key that means something only beside another (`watch.interval` without `watch.local`).
+        case needs(String)
         /// A problem in the embedded rules (the key path is the rule's).
         case rule(RuleProblem.Reason)
 
@@ -78,6 +84,10 @@ struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
                 "\(minimum) is above cache.maxTTL (\(maximum))"
             case .file(let path, let reason): "cannot use '\(path)': \(reason)"
             case .badSocketPath(let path, let reason): "'\(path)' \(reason)"
+            case .badWatchedResolver(let text):
+                "'\(text)' is not a DNS server's IP[:PORT] (or true: the first nameserver of /etc/resolv.conf)"
+            case .badRange(_, let reason): reason
+            case .needs(let key): "applies only with \(key)"
             case .rule(let reason): reason.description
             }
         }

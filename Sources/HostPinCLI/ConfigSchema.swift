@@ -46,7 +46,7 @@ enum ConfigSchema {
     private static let running: Set<String> = ["proxy", "serve"]
 
     /// The sections of the top-level object, and the top-level keys that are not sections.
-    static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "proxy"]
+    static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log"]
     static let topLevel = sections + ["rules"]
 
     static let keys: [ConfigKey] = [
@@ -116,6 +116,11 @@ enum ConfigSchema {
         ConfigKey(path: "cache.maxStale", option: "--max-stale", commands: caching,
                   defaultValue: .number(Double(CacheOptions.defaultMaximumStale))) { value, path, reader in
             whole(value, path, &reader, in: CacheOptions.maximumStaleRange, unit: "seconds")
+        },
+        ConfigKey(path: "cache.staleAnswerTimeout", option: "--stale-answer-timeout", commands: caching,
+                  defaultValue: .number(CacheOptions.staleAnswerTimeoutSeconds(CacheOptions.defaultStaleAnswerTimeout))) {
+            value, path, reader in
+            seconds(value, path, &reader, in: 0...CacheOptions.staleAnswerTimeoutLimit)
         },
         ConfigKey(path: "cache.refreshAhead", option: "--refresh-ahead", commands: running,
                   defaultValue: .number(ResolutionCache.Policy().refreshAhead)) { value, path, reader in
@@ -191,6 +196,62 @@ enum ConfigSchema {
             }
             return .values([text])
         },
+        ConfigKey(path: "watch.local", option: "--watch-local", commands: ["serve"], defaultValue: .null) { value, path, reader in
+            if case .bool(true) = value { return .flag(true) }
+            if case .bool(false) = value { return .flag(false) }
+            guard let text = reader.string(value, path) else { return nil }
+            do throws(UsageError) {
+                _ = try Upstream.commandLineValue(text, option: "--watch-local", plainOnly: true)
+            } catch {
+                reader.report(path, .badWatchedResolver(text))
+                return nil
+            }
+            return .values([text])
+        },
+        ConfigKey(path: "watch.interval", option: "--watch-interval", commands: ["serve"],
+                  defaultValue: .number(Double(LocalResolverWatch.Configuration().overallInterval.components.seconds))) {
+            value, path, reader in
+            seconds(value, path, &reader, in: 0...86_400)
+        },
+        ConfigKey(path: "watch.nameInterval", option: "--watch-name-interval", commands: ["serve"],
+                  defaultValue: .number(Double(LocalResolverWatch.Configuration().nameInterval.components.seconds))) {
+            value, path, reader in
+            seconds(value, path, &reader, in: 0...86_400)
+        },
+        ConfigKey(path: "watch.hijackList", option: "--hijack-list", commands: ["serve"], defaultValue: .null, isPath: true) {
+            value, path, reader in
+            guard let text = reader.string(value, path) else { return nil }
+            let file = reader.absolute(text)
+            do throws(HijackListError) {
+                _ = try HijackList(contentsOf: file)
+            } catch {
+                if case .file(_, let problem) = error {
+                    reader.report(path, .file(file, reason: problem.description))
+                } else {
+                    reader.report(path, .file(file, reason: error.description))
+                }
+                return nil
+            }
+            return .values([file])
+        },
+        ConfigKey(path: "watch.ordinary", option: "--ordinary", commands: ["serve"], defaultValue: .array([])) {
+            value, path, reader in
+            guard let texts = reader.strings(value, path, of: "CIDR ranges", nonEmpty: false) else { return nil }
+            var valid = true
+            for (index, text) in texts.enumerated() {
+                do throws(IPAddressRange.ParseError) {
+                    _ = try IPAddressRange.parse(text)
+                } catch {
+                    reader.report("\(path)[\(index)]", .badRange(text, reason: error.description))
+                    valid = false
+                }
+            }
+            return valid ? .values(texts) : nil
+        },
+        ConfigKey(path: "watch.noProbe", option: "--no-probe", commands: ["serve"], defaultValue: .bool(false)) {
+            value, path, reader in
+            reader.bool(value, path).map { .flag($0) }
+        },
         ConfigKey(path: "proxy.allowPrivate", option: "--allow-private", commands: running, defaultValue: .bool(false)) {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }
@@ -214,6 +275,28 @@ enum ConfigSchema {
         ConfigKey(path: "proxy.timeout", option: "--timeout", commands: ["proxy"],
                   defaultValue: .number(ProxyOptions.defaultTimeoutSeconds)) { value, path, reader in
             seconds(value, path, &reader, in: 0.001...3600)
+        },
+        ConfigKey(path: "log.level", option: "--log-level", commands: running, defaultValue: .string(LogLevel.info.rawValue)) {
+            value, path, reader in
+            choice(value, path, &reader, LogLevel.allCases.map(\.rawValue))
+        },
+        ConfigKey(path: "log.format", option: "--log-format", commands: running, defaultValue: .string(LogFormat.text.rawValue)) {
+            value, path, reader in
+            choice(value, path, &reader, LogFormat.allCases.map(\.rawValue))
+        },
+        ConfigKey(path: "log.accessLog", option: "--access-log", commands: running, defaultValue: .null, isPath: true) {
+            value, path, reader in
+            guard let text = reader.string(value, path) else { return nil }
+            guard !text.isEmpty else {
+                reader.report(path, .file(text, reason: "the file name is empty"))
+                return nil
+            }
+            let file = reader.absolute(text)
+            if let reason = FileAccess.unwritableFolder(of: file) {
+                reader.report(path, .file(file, reason: reason))
+                return nil
+            }
+            return .values([file])
         },
         ConfigKey(path: "rules", option: nil, commands: ["fetch", "proxy", "serve"], defaultValue: .array([])) {
             value, path, reader in
@@ -247,6 +330,16 @@ enum ConfigSchema {
         reader.number(value, path, in: Double(range.lowerBound)...Double(range.upperBound), whole: true,
                       expected: "a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound)")
             .map { .values([ConfigReader.text(of: $0)]) }
+    }
+
+    private static func choice(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader,
+                               _ choices: [String]) -> ConfigValue? {
+        guard let text = reader.string(value, path) else { return nil }
+        guard choices.contains(text) else {
+            reader.report(path, .badChoice(text, choices: choices))
+            return nil
+        }
+        return .values([text])
     }
 
     private static func listenAddress(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> ConfigValue? {

@@ -105,6 +105,7 @@ struct OptionParser: Sendable {
     /// Removes every occurrence of option `name`, whose value may be left out, and returns each one's
     /// value or `nil`, in command-line order: `--opt=value`, `--opt value` when the next argument does
     /// not start with `-` (so only for commands without positional arguments), else `--opt` alone.
+    /// Without one, the configuration file's: its value, or `[nil]` when it turns the option on alone.
     mutating func optionalValues(_ name: String) -> [String?] {
         var values: [String?] = []
         var index = arguments.startIndex
@@ -126,7 +127,15 @@ struct OptionParser: Sendable {
                 index += 1
             }
         }
-        return values
+        // The configuration file's: its value, or the option alone (`true`).
+        let fromFile = defaults.values.removeValue(forKey: name)
+        let aloneInFile = defaults.flags.remove(name) != nil
+        guard values.isEmpty else {
+            given.insert(name)
+            return values
+        }
+        if let fromFile { return fromFile }
+        return aloneInFile ? [nil] : []
     }
 
     /// Whether option or flag `name` appears before `--`, alone or as `name=value`.

@@ -12,7 +12,8 @@ struct ProxyCommand: Subcommand {
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
         + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
-        + "[--metrics-listen IP:PORT] [--control-socket PATH]"
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -61,6 +62,7 @@ struct ProxyCommand: Subcommand {
         \(CacheOptions.helpLines(preresolve: true, width: 28))
         \(MetricsOptions.helpLines(width: 28))
         \(ControlSocketPath.helpLines(width: 28))
+        \(LogOptions.helpLines(width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -104,6 +106,8 @@ struct ProxyCommand: Subcommand {
     let commandLine: [String]
     /// `--control-socket`, resolved.
     let controlSocket: String?
+    /// `--log-level`, `--log-format`, `--access-log`.
+    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
@@ -124,6 +128,7 @@ struct ProxyCommand: Subcommand {
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
         controlSocket = try ControlSocketPath.option(&parser)
+        logOptions = try LogOptions(parsing: &parser)
         try parser.finish()
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
@@ -135,7 +140,7 @@ struct ProxyCommand: Subcommand {
     var settings: ServiceSettings {
         ServiceSettings(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
                         family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket,
-                        metrics: metricsOptions, watch: nil)
+                        metrics: metricsOptions, watch: nil, log: logOptions)
     }
 
     func run() async -> ExitStatus {

@@ -16,7 +16,8 @@ struct ServeCommand: Subcommand {
         + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
         + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
         + "[--ordinary CIDR]... [--no-probe]] "
-        + "[--metrics-listen IP:PORT] [--control-socket PATH]"
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -74,6 +75,7 @@ struct ServeCommand: Subcommand {
                                These five without --watch-local are a usage error (2).
         \(MetricsOptions.helpLines(width: 21))
         \(ControlSocketPath.helpLines(width: 21))
+        \(LogOptions.helpLines(width: 21))
           -h, --help           Show this help.
 
         OUTPUT:
@@ -120,6 +122,8 @@ struct ServeCommand: Subcommand {
     let commandLine: [String]
     /// `--control-socket`, resolved.
     let controlSocket: String?
+    /// `--log-level`, `--log-format`, `--access-log`.
+    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
@@ -150,6 +154,7 @@ struct ServeCommand: Subcommand {
         watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
         metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: dns.allowRemote)
         controlSocket = try ControlSocketPath.option(&parser)
+        logOptions = try LogOptions(parsing: &parser)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -168,7 +173,7 @@ struct ServeCommand: Subcommand {
         ServiceSettings(dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
                                                  allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
                         proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
-                        cacheOptions: cacheOptions, controlSocket: controlSocket, metrics: metricsOptions, watch: watch)
+                        cacheOptions: cacheOptions, controlSocket: controlSocket, metrics: metricsOptions, watch: watch, log: logOptions)
     }
 
     func run() async -> ExitStatus {

@@ -94,6 +94,8 @@ extension Service {
 
         // The swap: nothing below fails.
         var restart: [String] = []
+        new.log.apply()
+        if new.log.accessLog != settings.log.accessLog { restart.append("--access-log") }
         if metrics == nil, new.metrics.listenAddress != nil {
             restart.append("--metrics-listen (the metrics were off at start, so nothing was counted)")
         }
@@ -165,14 +167,14 @@ extension Service {
         settings = new
         reloads += 1
         publishStatus()
-        Console.error("hostpin: reloaded: " + summary.joined(separator: "; "))
+        Console.log(.info, "hostpin: reloaded: " + summary.joined(separator: "; "))
         if !restart.isEmpty {
-            Console.error("hostpin: reload: " + restart.joined(separator: ", ") + " changed; this takes effect at a restart")
+            Console.log(.warning, "hostpin: reload: " + restart.joined(separator: ", ") + " changed; this takes effect at a restart")
         }
     }
 
     /// Says in one line why a reload was refused; the service goes on as it was.
     private func refuse(_ reason: String) {
-        Console.error("hostpin: reload refused, nothing changed: " + reason)
+        Console.log(.warning, "hostpin: reload refused, nothing changed: " + reason)
     }
 }

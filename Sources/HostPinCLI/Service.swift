@@ -1,3 +1,4 @@
+import Foundation
 import HostPin
 import HostPinDNS
 import HostPinNet
@@ -39,6 +40,9 @@ actor Service {
     var endpoint: MetricsEndpoint?
     /// The watch of the local resolver (`serve --watch-local`), for the life of the process.
     var watcher: LocalResolverWatch?
+    /// Where every proxy of the process writes its access log (`--access-log FILE` as at start, or
+    /// standard output).
+    var accessLog = STDOUT_FILENO
 
     private init(settings: ServiceSettings, trusted: TrustedResolver) {
         self.settings = settings
@@ -58,6 +62,7 @@ actor Service {
                     reparse: @escaping @Sendable () throws(UsageError) -> ServiceSettings) async -> ExitStatus {
         // First: from here on SIGHUP asks for a reload instead of ending the process.
         let requests = ReloadSignal.requests()
+        settings.log.apply()
         let trusted: TrustedResolver
         do throws(ResolutionError) {
             trusted = try await TrustedOptions.makeResolver(settings.resolverConfiguration)
@@ -81,6 +86,12 @@ actor Service {
     ///
     /// - Returns: The exit status when something could not start (everything started is stopped), else `nil`.
     private func start() async -> ExitStatus? {
+        switch settings.log.openAccessLog() {
+        case .success(let descriptor): accessLog = descriptor
+        case .failure(let error):
+            Console.error("hostpin: \(error)")
+            return .notFound
+        }
         if let watch = settings.watch {
             do throws(ResolutionError) {
                 watcher = try watch.start(trusted: upstream)
@@ -171,7 +182,7 @@ actor Service {
         await keeper?.finish()
         if let watcher, let watch = settings.watch {
             await watcher.stop()
-            Console.error(WatchOptions.summary(watcher.statistics, server: watch.server))
+            Console.log(.info, WatchOptions.summary(watcher.statistics, server: watch.server))
         }
     }
 
@@ -184,7 +195,7 @@ actor Service {
         for address in addresses {
             let server = DNSServer(configuration: dns.configuration(for: address), responder: responder)
             do throws(DNSServerError) {
-                for bound in try server.start() { Console.error("listening on \(bound) (DNS over UDP and TCP)") }
+                for bound in try server.start() { Console.log(.info, "listening on \(bound) (DNS over UDP and TCP)") }
                 servers.append((address, server))
             } catch {
                 for (_, started) in servers { await started.stop() }
@@ -198,8 +209,11 @@ actor Service {
     func startControl(_ path: String) -> Result<ControlServer, ControlSocketError> {
         let status = status
         do throws(ControlSocketError) {
-            let server = try ControlServer(path: path) { status.answer($0) }
-            Console.error("listening on \(path) (control)")
+            let server = try ControlServer(path: path) { request in
+                Console.log(.debug, "control: \(request)")
+                return status.answer(request)
+            }
+            Console.log(.info, "listening on \(path) (control)")
             return .success(server)
         } catch {
             return .failure(error)
@@ -227,8 +241,8 @@ actor Service {
     func startProxy(_ options: ProxyOptions, _ settings: ServiceSettings) -> Result<RunningProxy, ListenError> {
         do throws(ListenError) {
             let started = try options.start(resolver: FamilyResolver(inner: cache, family: settings.family),
-                                            metrics: counters.proxy)
-            Console.error("listening on \(started.address)" + (settings.dns == nil ? "" : " (HTTP proxy)"))
+                                            metrics: counters.proxy, accessLog: accessLog)
+            Console.log(.info, "listening on \(started.address)" + (settings.dns == nil ? "" : " (HTTP proxy)"))
             return .success(started)
         } catch {
             return .failure(error)

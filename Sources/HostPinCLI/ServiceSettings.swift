@@ -38,6 +38,8 @@ struct ServiceSettings: Sendable {
     var metrics: MetricsOptions
     /// `serve --watch-local` and its options; `nil` without it.
     var watch: WatchOptions?
+    /// `--log-level`, `--log-format`, `--access-log`.
+    var log: LogOptions
 }
 
 extension ProxyOptions {

@@ -49,7 +49,14 @@ import Glibc
         #expect(upstreams["servers"] as? [String] == ["https://cloudflare-dns.com/dns-query", "https://dns.google/dns-query",
                                                       "https://dns.quad9.net/dns-query"])
         #expect((effective["rules"] as? [Any])?.isEmpty == true)
-        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "proxy", "rules"])
+        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "rules"])
+        #expect(cache["staleAnswerTimeout"] as? Double == 1.8)
+        #expect(listeners["metrics"] is NSNull)
+        let watch = try #require(effective["watch"] as? [String: Any])
+        #expect(watch["local"] is NSNull && watch["hijackList"] is NSNull && watch["noProbe"] as? Bool == false)
+        #expect(watch["interval"] as? Int == 1 && watch["nameInterval"] as? Int == 3600 && (watch["ordinary"] as? [Any])?.isEmpty == true)
+        let log = try #require(effective["log"] as? [String: Any])
+        #expect(log["level"] as? String == "info" && log["format"] as? String == "text" && log["accessLog"] is NSNull)
     }
 
     @Test func theFilesValuesAreInForceWithRelativePathsFromItsFolder() async throws {
@@ -73,7 +80,7 @@ import Glibc
         (#"{"upstreams": {"servers": "127.0.0.1"}}"#, ["FILE: upstreams.servers: must be an array of upstreams, not a string"]),
         (#"{"upstreams": {"servers": []}}"#, ["FILE: upstreams.servers: must not be empty (leave the key out for the default)"]),
         (#"{"cache": {"maxStale": 60}, "lisenters": {}}"#,
-         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, proxy, rules, comment)"]),
+         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, rules, comment)"]),
         (#"{"proxy": {"grace": 1, "maxConnection": 5}}"#,
          ["FILE: proxy.maxConnection: unknown key (this object takes allowPrivate, allowConnectPorts, maxConnections, grace, timeout, comment)"]),
         (#"{"upstreams": {"servers": ["127.0.0.1:5300", "8.8.8.8:99999", "ftp://x"]}}"#,
@@ -101,6 +108,17 @@ import Glibc
          ["FILE: rules[0].hots: unknown key (this rule takes action, comment, host, path, url and urlPrefix)",
           "FILE: rules[0]: the rule matches nothing: give host, url or urlPrefix",
           "FILE: rules[1].addresses[0]: 'nope' is not an IPv4 or IPv6 address"]),
+        (#"{"log": {"level": "loud", "format": "xml", "accessLog": "/proc/sys/access.log"}, "cache": {"staleAnswerTimeout": 3601}}"#,
+         ["FILE: cache.staleAnswerTimeout: 3601 is not a number of seconds from 0 to 3600",
+          "FILE: log.level: 'loud' is not error, warning, info or debug",
+          "FILE: log.format: 'xml' is not text or json",
+          "FILE: log.accessLog: cannot use '/proc/sys/access.log': its folder /proc/sys is not writable: Permission denied"]),
+        (#"{"watch": {"interval": 5, "ordinary": ["10.0.0.0/33"]}}"#,
+         ["FILE: watch.ordinary[0]: '10.0.0.0/33' has a prefix length that is not a whole number from 0 to 32",
+          "FILE: watch.interval: applies only with watch.local"]),
+        (#"{"watch": {"local": "https://dns.example.test/dns-query", "hijackList": "missing.txt"}}"#,
+         ["FILE: watch.local: 'https://dns.example.test/dns-query' is not a DNS server's IP[:PORT] (or true: the first nameserver of /etc/resolv.conf)",
+          "FILE: watch.hijackList: cannot use 'DIR/missing.txt': it does not exist"]),
     ]
 
     @Test(arguments: badFiles.indices)
@@ -241,6 +259,30 @@ import Glibc
         #expect(try await Self.dig(other, "+short", "www.example.test") == "127.0.0.10\n")
         let flagged = try await Self.dig(other, "+noall", "+answer", "cdn.example.test")
         #expect((1...50).contains(Self.ttl(in: flagged) ?? 0), "\(flagged)")
+    }
+
+    @Test func logMetricsAndWatchOnTheCommandLineWinOverTheFile() async throws {
+        // A TCP port in use for the file's metrics address: the file alone cannot start.
+        let other = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description])
+        defer { other.kill() }
+        let inUse = try #require(other.dnsAddresses.first)
+        let folder = try Self.folder(["config.json": """
+            {"upstreams": {"servers": ["\(lab.trustedDNS)"]}, "listeners": {"dns": ["127.0.0.1:0"], "metrics": "\(inUse)"},
+             "log": {"format": "json", "level": "warning"}, "watch": {"local": "127.0.0.1:1", "interval": 0}}
+            """])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("config.json").path
+        let fromFile = try await HostPinBinary.run(["serve", "--config", config])
+        #expect(fromFile.status == 1)
+        #expect(fromFile.standardError.contains(#""level":"error","message":"hostpin: --metrics-listen: cannot listen on \#(inUse)"#),
+                "\(fromFile.standardError)")
+        // Each option on the command line wins: text at info, its metrics address, its watched resolver.
+        let flags = try await ServeProcess(["--config", config, "--log-format", "text", "--log-level", "info",
+                                            "--metrics-listen", "127.0.0.1:0", "--watch-local", lab.trustedDNS2.description])
+        defer { flags.kill() }
+        #expect(flags.metricsAddress != nil && flags.metricsAddress != inUse)
+        #expect(flags.standardError.hasPrefix("watching the local resolver \(lab.trustedDNS2) for hijacking: no overall limit, "),
+                "\(flags.standardError)")
     }
 
     @Test func aProxyOptionOnTheCommandLineStillNeedsAProxy() async throws {

@@ -81,6 +81,10 @@ import Glibc
             config(servers: ["\(lab.trustedDNS)"], rules: blockWWW).replacingOccurrences(of: #"["127.0.0.1:0"]"#,
                                                                                          with: #"["127.0.0.1:0", "\#(inUse)"]"#)
         }, "cannot listen on"),
+        // A folder no one may write to, root included.
+        ("cache file in a read-only folder", { lab, _ in
+            config(servers: ["\(lab.trustedDNS)"], rules: blockWWW, extra: #""cache": {"file": "/proc/sys/hostpin-cache.json"},"#)
+        }, "cache.file: cannot use '/proc/sys/hostpin-cache.json': its folder /proc/sys is not writable"),
     ]
 
     @Test(arguments: badFiles.indices)
@@ -106,18 +110,27 @@ import Glibc
         #expect(stub.standardError.split(separator: "\n").filter { $0.hasPrefix("hostpin: reload") }.count == 1)
     }
 
-    @Test func aCacheFileInAReadOnlyFolderIsRefusedOnReload() async throws {
+    @Test func scrapesDuringReloadsAreAnsweredAndShowTheUpstreamsInForce() async throws {
         let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(lab.trustedDNS)"])])
         defer { try? FileManager.default.removeItem(at: folder) }
-        let readOnly = "/proc/sys/hostpin-cache.json"  // a folder no one may write to, root included
         let config = folder.appendingPathComponent("config.json")
-        let stub = try await ServeProcess(["--config", config.path])
+        let stub = try await ServeProcess(["--config", config.path, "--metrics-listen", "127.0.0.1:0"])
         defer { stub.kill() }
-        try Self.config(servers: ["\(lab.trustedDNS)"], extra: #""cache": {"file": "\#(readOnly)"},"#)
-            .write(to: config, atomically: true, encoding: .utf8)
-        let line = try await stub.reload()
-        #expect(line.hasPrefix("hostpin: reload refused, nothing changed: "))
-        #expect(line.contains("cache.file: cannot use '\(readOnly)': its folder /proc/sys is not writable"), "\(line)")
+        let dns = try #require(stub.dnsAddresses.first)
+        let metrics = try #require(stub.metricsAddress)
+        async let scrapes = Self.scrape(metrics, times: 60)
+        for round in 0..<10 {
+            let server = round % 2 == 0 ? lab.trustedDNS2 : lab.trustedDNS
+            try Self.config(servers: ["\(server)"]).write(to: config, atomically: true, encoding: .utf8)
+            #expect(try await stub.reload().hasPrefix("hostpin: reloaded: 0 rules; upstreams \(server)"))
+            #expect(try await ConfigFileTests.dig(dns, "+short", "www.example.test") == "127.0.0.10\n")
+        }
+        #expect(try await scrapes == 60)
+        // The last reload put the first upstream back: the upstream metrics are its, the cache's go on.
+        let scrape = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://\(metrics)/metrics"])
+        #expect(scrape.standardOutput.contains(#"hostpin_upstream_healthy{upstream="\#(lab.trustedDNS)"} 1"#), "\(scrape.standardOutput)")
+        #expect(!scrape.standardOutput.contains(#"upstream="\#(lab.trustedDNS2)""#))
+        #expect(scrape.standardOutput.contains("\nhostpin_cache_misses_total "))
     }
 
     @Test func changedUpstreamsAnswerAfterwardsAndNoQueryFailsMeanwhile() async throws {
@@ -197,6 +210,18 @@ import Glibc
     }
 
     // MARK: Helpers
+
+    /// Scrapes `metrics` (`IP:PORT`) `times` times, one after another; returns how many were answered 200
+    /// with the cache's entries in them.
+    static func scrape(_ metrics: String, times: Int) async throws -> Int {
+        var answered = 0
+        for _ in 0..<times {
+            let result = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}",
+                                                                        "http://\(metrics)/metrics"])
+            if result.standardOutput.hasSuffix("\n200"), result.standardOutput.contains("\nhostpin_cache_entries ") { answered += 1 }
+        }
+        return answered
+    }
 
     /// The status and body of `url` fetched through the proxy at `proxy` (`IP:PORT`), as `STATUS BODY`.
     static func fetch(through proxy: String, _ url: String) async throws -> String {

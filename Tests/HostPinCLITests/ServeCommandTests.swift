@@ -315,6 +315,7 @@ final class ServeProcess: Sendable {
         var ready = false
         for _ in 0..<500 {
             let lines = ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").split(separator: "\n")
+                .map(Self.message(of:))
             dns = lines.filter { $0.hasSuffix(" (DNS over UDP and TCP)") }.compactMap { Self.address(in: $0) }
             // `hostpin proxy` says only `listening on IP:PORT` for its proxy.
             proxy = lines.first { $0.hasSuffix(" (HTTP proxy)") || (command == "proxy" && $0.hasPrefix("listening on ") && !$0.hasSuffix(")")) }
@@ -367,6 +368,14 @@ final class ServeProcess: Sendable {
               let kibibytes = Int(line.dropFirst("VmRSS:".count).split(whereSeparator: \.isWhitespace).first ?? "")
         else { throw Failure(description: "no VmRSS in /proc/\(pid)/status") }
         return kibibytes * 1024
+    }
+
+    /// A diagnostic's message: the line itself, or its `message` under `--log-format json`.
+    static func message(of line: Substring) -> Substring {
+        guard line.hasPrefix("{"),
+              let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+              let message = object["message"] as? String else { return line }
+        return Substring(message)
     }
 
     /// `IP:PORT` from `listening on IP:PORT (…)`.
