@@ -35,7 +35,10 @@ enum ControlSocketPath {
     /// The help lines of `--control-socket` for `serve` and `proxy`.
     static func helpLines(width: Int) -> String {
         let indent = String(repeating: " ", count: width + 2)
-        return "  " + "--control-socket PATH".padding(toLength: width, withPad: " ", startingAt: 0)
+        let name = "--control-socket PATH"
+        // On a line of its own when it fills the column (serve's is 21 wide, as the name).
+        let first = name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) : "  " + name + "\n" + indent
+        return first
             + "Answer 'hostpin ctl' (flush, stats, upstreams) on a Unix socket at PATH,\n"
             + indent + "mode 0600, for this user and root only; a bare file name goes in\n"
             + indent + "$RUNTIME_DIRECTORY, else \(fallbackDirectory). Off by default."
