@@ -110,6 +110,25 @@ import Glibc
         #expect(stub.standardError.split(separator: "\n").filter { $0.hasPrefix("hostpin: reload") }.count == 1)
     }
 
+    @Test func aRulesFileThatFailsOnReloadChangesNothingUnderLoad() async throws {
+        let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(lab.trustedDNS)"]),
+                                                 "rules.json": #"{"rules": []}"#])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rules = folder.appendingPathComponent("rules.json")
+        let stub = try await ServeProcess(["--config", folder.appendingPathComponent("config.json").path, "--rules", rules.path])
+        defer { stub.kill() }
+        let dns = try #require(stub.dnsAddresses.first)
+        try #"{"rules": [{"action": "block", "host": "www.example.test"}, {"action": "redirect"}]}"#
+            .write(to: rules, atomically: true, encoding: .utf8)
+        async let load = Self.load(dns, queries: 300)
+        try await Task.sleep(for: .milliseconds(100))
+        let line = try await stub.reload()
+        #expect(line.hasPrefix("hostpin: reload refused, nothing changed: "), "\(line)")
+        #expect(line.contains("rules.json has 2 errors: rules[1]: the rule matches nothing"), "\(line)")
+        #expect(try await load == 300)
+        #expect(try await ConfigFileTests.dig(dns, "+short", "www.example.test") == "127.0.0.10\n")
+    }
+
     @Test func scrapesDuringReloadsAreAnsweredAndShowTheUpstreamsInForce() async throws {
         let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(lab.trustedDNS)"])])
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -200,7 +219,10 @@ import Glibc
             #expect(try await stub.reload().hasPrefix("hostpin: reloaded: 0 rules; upstreams "))
             #expect(try await ConfigFileTests.dig(dns, "+short", "www.example.test") == "127.0.0.10\n")
         }
+        // A hundred in a row, under load: every query is answered meanwhile.
+        async let load = Self.load(dns, queries: 300)
         for _ in 0..<100 { Glibc.kill(stub.pid, SIGHUP) }
+        #expect(try await load == 300)
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await ConfigFileTests.dig(dns, "+short", "cdn.example.test") == "127.0.0.11\n")
         let reloads = stub.standardError.split(separator: "\n").filter { $0.hasPrefix("hostpin: reloaded") }.count
