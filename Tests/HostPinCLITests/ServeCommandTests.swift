@@ -309,6 +309,8 @@ final class ServeProcess: Sendable {
         let wantsDNS = command == "serve"
         let wantsProxy = expectsProxy ?? (arguments.contains("--listen") || command == "proxy")
         let wantsMetrics = arguments.contains("--metrics-listen")
+        // The control socket is bound last: a test that asks it right away must wait for its line too.
+        let wantsControl = arguments.contains("--control-socket")
         var dns: [String] = []
         var proxy: String?
         var metrics: String?
@@ -322,6 +324,7 @@ final class ServeProcess: Sendable {
                 .flatMap { Self.address(in: $0) }
             metrics = lines.first { $0.hasSuffix(" (metrics)") }.flatMap { Self.address(in: $0) }
             ready = (!wantsDNS || !dns.isEmpty) && (!wantsProxy || proxy != nil) && (!wantsMetrics || metrics != nil)
+                && (!wantsControl || lines.contains { $0.hasSuffix(" (control)") })
             if ready { break }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
