@@ -152,6 +152,32 @@ import Glibc
         #expect(scrape.standardOutput.contains("\nhostpin_cache_misses_total "))
     }
 
+    @Test func aReloadMovesTheMetricsEndpointWhoseAddressChanged() async throws {
+        let config = { (metrics: String) in Self.config(servers: ["\(self.lab.trustedDNS)"])
+            .replacingOccurrences(of: #""dns": ["127.0.0.1:0"]"#, with: #""dns": ["127.0.0.1:0"], "metrics": "\#(metrics)""#) }
+        let folder = try ConfigFileTests.folder(["config.json": config("127.0.0.1:0")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("config.json")
+        let stub = try await ServeProcess(["--config", file.path])
+        defer { stub.kill() }
+        let endpoints = {
+            stub.standardError.split(separator: "\n").filter { $0.hasSuffix(" (metrics)") }
+                .compactMap { $0.split(separator: " ").dropFirst(2).first.map(String.init) }
+        }
+        for _ in 0..<500 where endpoints().isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        let old = try #require(endpoints().first)
+        try config("127.0.0.2:0").write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await stub.reload() == "hostpin: reloaded: 0 rules; metrics endpoint moved")
+        let new = try #require(endpoints().last)
+        #expect(new.hasPrefix("127.0.0.2:") && endpoints().count == 2)
+        let moved = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://\(new)/metrics"])
+        #expect(moved.standardOutput.contains("\nhostpin_cache_entries "))
+        let closed = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://\(old)/metrics"])
+        #expect(closed.status == 7, "curl: \(closed.status)")  // could not connect: the old address is closed
+        // The same address again: nothing moves.
+        #expect(try await stub.reload() == "hostpin: reloaded: 0 rules")
+    }
+
     @Test func changedUpstreamsAnswerAfterwardsAndNoQueryFailsMeanwhile() async throws {
         let first = try await AuthoritativeServer()
         let second = try await AuthoritativeServer()
