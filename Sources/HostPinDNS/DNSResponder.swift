@@ -12,8 +12,11 @@ import HostPin
 public struct DNSResponder: Sendable {
     /// The trusted cache every A and AAAA query goes through; its TTL limits bound the TTLs given out.
     public let resolver: CachingResolver
-    /// The rules: `block` and `pin` decide a name's answer before any resolution.
-    public let rules: Rules
+    /// The rules: `block` and `pin` decide a name's answer before any resolution (those of ``liveRules``
+    /// when the query arrives).
+    public var rules: Rules { liveRules.current }
+    /// The rules in force, replaceable while the stub runs (a reload); each query reads them once.
+    public let liveRules: LiveRules
     /// Where other record types go: the trusted resolver behind ``resolver``, usually; `nil` answers them
     /// REFUSED.
     public let forwarder: (any DNSForwarder)?
@@ -40,7 +43,7 @@ public struct DNSResponder: Sendable {
         self.resolver = resolver
         self.watch = watch
         self.metrics = metrics
-        self.rules = rules
+        liveRules = LiveRules(rules)
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)

@@ -26,6 +26,9 @@ public final class ForwardProxy: Sendable {
     public let configuration: Configuration
     /// The resolver every target name goes through.
     public let resolver: any HostResolver
+    /// The rules in force, at first ``Configuration/rules``, replaceable while the proxy runs (a reload):
+    /// each request reads them once, when its head has arrived.
+    public let liveRules: LiveRules
 
     private struct Running {
         var listener: Listener
@@ -48,6 +51,7 @@ public final class ForwardProxy: Sendable {
     public init(configuration: Configuration, resolver: any HostResolver) {
         self.configuration = configuration
         self.resolver = resolver
+        liveRules = LiveRules(configuration.rules)
         keeper = OriginKeeper(timeout: configuration.originKeepAlive)
     }
 
@@ -163,7 +167,7 @@ public final class ForwardProxy: Sendable {
                                             connectTimeout: configuration.connectTimeout,
                                             proxy: ListeningEndpoint(bound: running.listener.boundAddress),
                                             happyEyeballs: configuration.happyEyeballs)
-            let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
+            let connection = ProxyConnection(client: channel, configuration: configuration, rules: liveRules, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)
             let metrics = configuration.metrics

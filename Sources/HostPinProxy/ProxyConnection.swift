@@ -22,6 +22,8 @@ import Musl
 struct ProxyConnection: Sendable {
     let client: SocketChannel
     let configuration: ForwardProxy.Configuration
+    /// The rules in force: read once per request.
+    let rules: LiveRules
     let connector: OriginConnector
     let parser: RequestHeadParser
     let keeper: OriginKeeper
@@ -113,7 +115,7 @@ struct ProxyConnection: Sendable {
             return false
         case .absoluteForm(let authority, let path):
             let when = AccessLogEntry.now()
-            let routed = RuleRouter(rules: configuration.rules).route(head, authority: authority, path: path)
+            let routed = RuleRouter(rules: rules.current).route(head, authority: authority, path: path)
             let outcome: Outcome
             switch routed.route {
             case .refuse(let error):

@@ -27,7 +27,7 @@ struct Tunnel: Sendable {
             guard configuration.allowedConnectPorts.contains(authority.port) else {
                 throw .connectPortNotAllowed(port: authority.port, allowed: configuration.allowedConnectPorts.sorted())
             }
-            let routed = RuleRouter(rules: configuration.rules).route(connectTo: authority)
+            let routed = RuleRouter(rules: connection.rules.current).route(connectTo: authority)
             rules = routed.rules
             switch routed.route {
             case .refuse(let error):
