@@ -13,7 +13,8 @@ import Synchronization
 /// writes a new one. Bounded by ``maximumEntries``: storing past it empties the table (each entry
 /// is rebuilt by the next query for it).
 final class AnswerCache: Sendable {
-    struct Entry: Sendable {
+    /// A class, so a hit copies one reference out of the lock rather than each of its fields.
+    final class Entry: Sendable {
         let name: HostName
         let family: AddressFamily
         /// What the trusted cache answered when the response was written.
@@ -22,6 +23,16 @@ final class AnswerCache: Sendable {
         /// The labels the response is counted under.
         let type: DNSQueryMetrics.QueryType
         let outcome: DNSQueryMetrics.Outcome
+
+        init(name: HostName, family: AddressFamily, answer: ResolutionOutcome.Answer, template: ReplyTemplate,
+             type: DNSQueryMetrics.QueryType, outcome: DNSQueryMetrics.Outcome) {
+            self.name = name
+            self.family = family
+            self.answer = answer
+            self.template = template
+            self.type = type
+            self.outcome = outcome
+        }
     }
 
     /// The most entries kept. A response is about a hundred octets, its key about forty.

@@ -45,4 +45,15 @@ struct AnswerKey: Sendable, Hashable {
         self.transport = transport
         nameLength = end - 12
     }
+
+    static func == (lhs: AnswerKey, rhs: AnswerKey) -> Bool {
+        lhs.transport == rhs.transport && lhs.octets == rhs.octets
+    }
+
+    /// The octets hashed as one buffer: an array's own hashing feeds the hasher one element at a time,
+    /// a few percent of a cache hit's CPU time (perf).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(transport)
+        octets.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
