@@ -10,7 +10,8 @@ import Synchronization
 /// still looks the name up there (``CachingResolver/cachedOutcome(_:family:)``, so the cache's
 /// statistics count it and refresh-ahead starts as for any hit), and takes its age from it. The trusted
 /// cache's expiry, removal or refresh of the name thus retires the entry at once; the next query
-/// writes a new one. Bounded by ``maximumEntries``: storing past it empties the table (each entry
+/// writes a new one; so does a replacement of the rules (``LiveRules/generation``). Bounded by
+/// ``maximumEntries``: storing past it empties the table (each entry
 /// is rebuilt by the next query for it).
 final class AnswerCache: Sendable {
     /// A class, so a hit copies one reference out of the lock rather than each of its fields.
@@ -23,15 +24,18 @@ final class AnswerCache: Sendable {
         /// The labels the response is counted under.
         let type: DNSQueryMetrics.QueryType
         let outcome: DNSQueryMetrics.Outcome
+        /// The ``LiveRules/generation`` of the rules that planned the query: a reload retires the entry.
+        let rulesGeneration: UInt64
 
         init(name: HostName, family: AddressFamily, answer: ResolutionOutcome.Answer, template: ReplyTemplate,
-             type: DNSQueryMetrics.QueryType, outcome: DNSQueryMetrics.Outcome) {
+             type: DNSQueryMetrics.QueryType, outcome: DNSQueryMetrics.Outcome, rulesGeneration: UInt64) {
             self.name = name
             self.family = family
             self.answer = answer
             self.template = template
             self.type = type
             self.outcome = outcome
+            self.rulesGeneration = rulesGeneration
         }
     }
 

@@ -92,9 +92,12 @@ public struct DNSResponder: Sendable {
     /// (``CachingResolver/cachedOutcome(_:family:)``) or of the forward cache.
     func prepare(_ message: [UInt8], over transport: DNSTransport) -> PreparedResponse {
         let key = AnswerKey(query: message, over: transport)
-        // A query asked before: its plan was to resolve this name, and the rules have not changed since.
+        // A query asked before: its plan was to resolve this name, and the rules have not been replaced
+        // since (a reload) — their generation is read before the rules, so a replacement in between
+        // leaves an entry that is never used.
+        let generation = liveRules.generation
         var looked: (entry: AnswerCache.Entry, outcome: ResolutionOutcome?)?
-        if let key, let entry = answerCache.entry(for: key) {
+        if let key, let entry = answerCache.entry(for: key), entry.rulesGeneration == generation {
             let outcome = resolver.cachedOutcome(entry.name, family: entry.family)
             if let outcome, outcome.answer == entry.answer {
                 _ = watch?.offer(outcome, family: entry.family)
@@ -109,7 +112,7 @@ public struct DNSResponder: Sendable {
         case .reject(let header, let question, let rcode):
             return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
         case .query(let query):
-            switch QueryPlan.make(for: query, rules: rules, blocked: blockedAnswer) {
+            switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer) {
             case .answer(let answer):
                 return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):
@@ -122,7 +125,7 @@ public struct DNSResponder: Sendable {
                 guard let outcome else { return .resolve(query, name, family) }
                 _ = watch?.offer(outcome, family: family)
                 let reply = write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport)
-                if let key { keep(reply, for: key, name: name, family: family, outcome: outcome) }
+                if let key { keep(reply, for: key, name: name, family: family, outcome: outcome, rulesGeneration: generation) }
                 return .ready(reply)
             case .forward:
                 guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
@@ -180,13 +183,14 @@ public struct DNSResponder: Sendable {
     }
 
     /// Keeps `reply`, written from `outcome`, in ``answerCache`` for the next query with `key`.
-    private func keep(_ reply: Reply, for key: AnswerKey, name: HostName, family: AddressFamily, outcome: ResolutionOutcome) {
+    private func keep(_ reply: Reply, for key: AnswerKey, name: HostName, family: AddressFamily, outcome: ResolutionOutcome,
+                      rulesGeneration: UInt64) {
         guard let bytes = reply.bytes, bytes.count >= 12 + key.nameLength else { return }
         // Each record's TTL at age 0, in the order written: what a hit counts down from.
         let fresh = DNSAnswer(ResolutionOutcome(answer: outcome.answer, ttlLeft: outcome.ttlLeft, age: 0), limits: resolver.cache.limits)
         guard let template = ReplyTemplate(message: bytes, lifetimes: (fresh.records + fresh.authority).map(\.ttl)) else { return }
         answerCache.keep(AnswerCache.Entry(name: name, family: family, answer: outcome.answer, template: template,
-                                           type: reply.type, outcome: reply.outcome), for: key)
+                                           type: reply.type, outcome: reply.outcome, rulesGeneration: rulesGeneration), for: key)
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,
