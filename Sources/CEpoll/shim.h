@@ -1,7 +1,8 @@
 #ifndef HOSTPIN_EPOLL_SHIM_H
 #define HOSTPIN_EPOLL_SHIM_H
 /* What Swift's Glibc module does not export: HostPinNet's event loop (epoll, eventfd, accept4), the
-   CONNECT tunnel's splice and pipe2, and the peer credentials of a Unix socket (SO_PEERCRED). */
+   CONNECT tunnel's splice and pipe2, the peer credentials of a Unix socket (SO_PEERCRED), and the
+   batched datagram calls (recvmmsg, sendmmsg). */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -23,4 +24,15 @@ extern int pipe2(int pipefd[2], int flags);
 static const unsigned int HOSTPIN_SPLICE_F_MOVE = 1;
 static const unsigned int HOSTPIN_SPLICE_F_NONBLOCK = 2;
 static const int HOSTPIN_F_SETPIPE_SZ = 1031;
+
+/* recvmmsg(2) and sendmmsg(2), and their struct mmsghdr (same layout, its own name), declared by
+   <sys/socket.h> only under _GNU_SOURCE: the DNS stub's UDP sockets receive and answer in batches. */
+struct hostpin_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+/* timeout: a struct timespec *, always NULL here. */
+extern int recvmmsg(int fd, struct hostpin_mmsghdr *vmessages, unsigned int vlen, int flags, void *timeout);
+extern int sendmmsg(int fd, struct hostpin_mmsghdr *vmessages, unsigned int vlen, int flags);
+static const int HOSTPIN_MSG_WAITFORONE = 0x10000;
 #endif

@@ -61,36 +61,43 @@ final class UDPService: Sendable {
     }
 
     /// The receiving thread's loop, until the socket is shut down: answers what waits for nothing and
-    /// hands the rest over (each counted in ``inFlight``).
+    /// hands the rest over (each counted in ``inFlight``). Datagrams come in batches (those already
+    /// waiting when the thread asks) and the batch's answers leave together: a system call each way per
+    /// burst rather than per query.
     private func receive(handingOver handOver: AsyncStream<Waiting>.Continuation) {
-        // One read buffer for every datagram (see DatagramSocket.receive(deadline:into:)).
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramSocket.maximumDatagram, alignment: 1)
-        defer { buffer.deallocate() }
+        let batch = DatagramBatch()
+        var answers: [(bytes: [UInt8], destination: SocketAddress)] = []
+        answers.reserveCapacity(batch.capacity)
         while true {
-            let datagram: Datagram
+            let datagrams: [Datagram]
             do throws(SocketError) {
-                datagram = try socket.receive(into: buffer)
+                datagrams = try socket.receive(into: batch)
             } catch {
                 guard case .system = error else { return }  // shut down: the server is stopping
                 // Out of memory or buffers: not the client's doing, and retrying at once would spin.
                 usleep(100_000)
                 continue
             }
-            if let limiter, !limiter.admit(datagram.source.address) {
-                responder.metrics?.record(.other, .rateLimited, over: .udp)
-                continue
+            for datagram in datagrams {
+                if let limiter, !limiter.admit(datagram.source.address) {
+                    responder.metrics?.record(.other, .rateLimited, over: .udp)
+                    continue
+                }
+                let prepared = responder.prepare(datagram.bytes, over: .udp)
+                if case .ready(let reply) = prepared {
+                    if let response = responder.counted(reply, over: .udp) { answers.append((response, datagram.source)) }
+                    continue
+                }
+                guard inFlight.enter() else {
+                    responder.metrics?.record(.other, .overloaded, over: .udp)
+                    continue
+                }
+                if case .terminated = handOver.yield(Waiting(prepared: prepared, source: datagram.source)) { inFlight.leave() }
             }
-            let prepared = responder.prepare(datagram.bytes, over: .udp)
-            if case .ready(let reply) = prepared {
-                // A full send buffer drops the answer, as a lossy network would; the client asks again.
-                if let response = responder.counted(reply, over: .udp) { _ = try? socket.send(response, to: datagram.source) }
-                continue
-            }
-            guard inFlight.enter() else {
-                responder.metrics?.record(.other, .overloaded, over: .udp)
-                continue
-            }
-            if case .terminated = handOver.yield(Waiting(prepared: prepared, source: datagram.source)) { inFlight.leave() }
+            // A full send buffer drops answers, as a lossy network would; the clients ask again.
+            guard !answers.isEmpty else { continue }
+            do throws(SocketError) { try socket.send(answers, using: batch) } catch { return }
+            answers.removeAll(keepingCapacity: true)
         }
     }
 }

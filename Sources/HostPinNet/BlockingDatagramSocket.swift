@@ -1,3 +1,4 @@
+import CEpoll
 import Synchronization
 
 #if canImport(Glibc)
@@ -34,35 +35,72 @@ package final class BlockingDatagramSocket: Sendable {
         close()
     }
 
-    /// Blocks until the next datagram, reads it into `buffer` and returns a copy of its own size.
+    /// Blocks until a datagram has come, then takes those already waiting behind it too, up to the
+    /// batch's capacity (`recvmmsg(2)` with `MSG_WAITFORONE`): one system call for a burst.
     ///
-    /// - Parameter buffer: At least ``DatagramSocket/maximumDatagram`` octets, used by this call alone.
-    /// - Throws: ``SocketError``: `.closed` once ``shutdown()`` was called (a receive blocked then
-    ///   returns at once), `.system(call: "recvfrom", …)`.
-    package func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> Datagram {
-        precondition(buffer.count >= DatagramSocket.maximumDatagram, "a receive buffer smaller than the largest datagram")
+    /// - Returns: The datagrams in the order received; empty when the kernel woke the call without one
+    ///   (the caller calls again).
+    /// - Throws: ``SocketError``: `.closed` once ``shutdown()`` was called, `.system(call: "recvmmsg", …)`.
+    package func receive(into batch: DatagramBatch) throws(SocketError) -> [Datagram] {
         while true {
             if shut.load(ordering: .acquiring) { throw .closed }
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            var failure: Int32 = 0
-            let count = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    let count = recvfrom(descriptor, buffer.baseAddress, buffer.count, 0, $0, &length)
-                    failure = errno
-                    return count
+            for index in 0..<batch.capacity {
+                // A message the kernel leaves unfilled (after shutdown) reads as no address.
+                batch.addresses[index].ss_family = sa_family_t(AF_UNSPEC)
+                batch.prepare(index, length: DatagramSocket.maximumDatagram,
+                              addressLength: socklen_t(MemoryLayout<sockaddr_storage>.size))
+            }
+            let count = recvmmsg(descriptor, batch.headers, UInt32(batch.capacity), HOSTPIN_MSG_WAITFORONE, nil)
+            if count >= 0 {
+                var datagrams: [Datagram] = []
+                datagrams.reserveCapacity(Int(count))
+                for index in 0..<Int(count) {
+                    guard let source = SocketAddress(storage: batch.addresses[index]) else { continue }
+                    let buffer = batch.buffer(index)
+                    datagrams.append(Datagram(bytes: Array(UnsafeRawBufferPointer(rebasing: buffer[..<Int(batch.headers[index].msg_len)])),
+                                              source: source))
+                }
+                return datagrams
+            }
+            switch errno {
+            case EINTR, EAGAIN, EWOULDBLOCK: continue
+            case let failure: throw .system(call: "recvmmsg", errno: failure)
+            }
+        }
+    }
+
+    /// Sends each of `datagrams` to its destination without waiting, as few system calls as the
+    /// kernel takes (`sendmmsg(2)`). A datagram the kernel has no buffer for is dropped with those after
+    /// it, as ``send(_:to:)`` drops one; one it refuses (an unreachable destination) is skipped.
+    ///
+    /// - Parameter batch: Its buffers are overwritten (each datagram is copied in: the calls, not the
+    ///   copies, are the cost); `datagrams` may be more than its capacity.
+    /// - Throws: ``SocketError/closed`` after ``shutdown()``.
+    package func send(_ datagrams: [(bytes: [UInt8], destination: SocketAddress)], using batch: DatagramBatch) throws(SocketError) {
+        var start = 0
+        while start < datagrams.count {
+            let end = min(datagrams.count, start + batch.capacity)
+            for (index, datagram) in datagrams[start..<end].enumerated() {
+                let length = min(datagram.bytes.count, DatagramSocket.maximumDatagram)
+                datagram.bytes.withUnsafeBytes { batch.buffer(index).copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<length])) }
+                let addressLength = datagram.destination.withSockaddr { pointer, length in
+                    UnsafeMutableRawPointer(batch.addresses + index).copyMemory(from: pointer, byteCount: Int(length))
+                    return length
+                }
+                batch.prepare(index, length: length, addressLength: addressLength)
+            }
+            var sent = 0
+            while sent < end - start {
+                if shut.load(ordering: .relaxed) { throw .closed }
+                let count = sendmmsg(descriptor, batch.headers + sent, UInt32(end - start - sent), Int32(MSG_DONTWAIT))
+                if count > 0 { sent += Int(count); continue }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK, ENOBUFS: return
+                default: sent += 1  // this one refused (sendmmsg reports the first message's failure)
                 }
             }
-            if count >= 0 {
-                // After shutdown the kernel returns 0 octets from no one; a family other than IPv4 and
-                // IPv6 cannot reach an IP socket.
-                guard let source = SocketAddress(storage: storage) else { continue }
-                return Datagram(bytes: Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])), source: source)
-            }
-            switch failure {
-            case EINTR, EAGAIN, EWOULDBLOCK: continue
-            default: throw .system(call: "recvfrom", errno: failure)
-            }
+            start = end
         }
     }
 
