@@ -151,6 +151,12 @@ if best_n is not None:
 row("2", f"cold resolution of 10 000 names, `hostpin lookup --batch --concurrency {best_n or 'N'} --family 4 --json` "
     "(whole process, start-up included)", "lookup.best.qps", "dnsperf.qps", qps, False, goal_ratio=0.8,
     peer_label="dnsperf -q 50", chart_label=f"2 lookup c{best_n} /dnsperf", goal_text="≥ 0.8×")
+bulk_n = meta.get("bulk_n", "64")
+for key, peer in (("adnshost.pipe", "`adnshost -a -f`, the whole file on its standard input"),
+                  ("adnshost.window", f"`adnshost -a -f` fed {bulk_n} names at a time"),
+                  ("aiodns", f"Python asyncio + aiodns, {bulk_n} in flight")):
+    row("2", f"cold resolution of 10 000 names, hostpin (best N) vs {peer} (reference: answered names/s, "
+        "whole process)", "lookup.best.qps", f"{key}.qps", qps, False, peer_label=key.split(".")[0])
 
 # 3. interceptor
 row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain URLSession → IP", "http.pinned.rps",
@@ -283,7 +289,24 @@ if "2" in items:
         net = wall - st / 1000
         lines.append(f"| hostpin, start-up ({st:.0f} ms for a one-name batch) subtracted, best N | "
                      f"{qps(10_000 / net) if net > 0 else '—'} | |")
+    for key, text in (("adnshost.pipe", "adnshost -a -f, whole file on standard input"),
+                      ("adnshost.window", f"adnshost -a -f, fed {bulk_n} at a time"),
+                      ("aiodns", f"asyncio + aiodns, {bulk_n} in flight")):
+        if values.get(f"{key}.qps"):
+            lines.append(f"| {text}, answered names / whole process | {m(f'{key}.qps', qps)} | "
+                         f"{spread(f'{key}.qps', qps)} (answered {spread(f'{key}.answered', count)}) |")
     lines.append("")
+    scale = [int(n) for n in meta.get("scale", "").split()]
+    if scale and any(values.get(f"scale.hostpin.{n}.seconds") for n in scale):
+        lines.append(f"Growth (`Benchmarks/scaling/bulk.tsv`): wall time of the whole process, hostpin "
+                     f"`--concurrency {bulk_n}` vs dnsperf `-q 50`:\n")
+        lines.append("| names | hostpin | dnsperf | hostpin names/s | dnsperf names/s |")
+        lines.append("|---|---|---|---|---|")
+        for n in scale:
+            h, d = med(f"scale.hostpin.{n}.seconds"), med(f"scale.dnsperf.{n}.seconds")
+            cells = [f"{x:.3f} s" if x else "—" for x in (h, d)] + [qps(n / x) if x else "—" for x in (h, d)]
+            lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+        lines.append("")
 if "3" in items:
     lines.append("**3. Interceptor** (`HostPinBench http`: 8 tasks each awaiting `URLSession.data(for:)` back to back, "
                  f"1 s warm-up then {meta.get('http_seconds')} s; CPU = getrusage user+system of the client process "

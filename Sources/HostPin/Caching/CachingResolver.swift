@@ -81,6 +81,26 @@ public final class CachingResolver: HostResolver {
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
     {
+        try await resolveDetailed(name, family: family, countingLookup: countingLookup, leadingInline: false)
+    }
+
+    /// ``resolveDetailed(_:family:)`` for a caller that resolves many names, one after another, in a few
+    /// long-lived tasks (`hostpin lookup --batch`): a cache miss that starts the upstream resolution runs it
+    /// in the calling task instead of a task of its own (a task per name was a tenth of the CPU time of a
+    /// cold batch; docs/ARCHITECTURE.md, "Bulk lookups"). Other callers of the same name and family still
+    /// join it (single-flight); if the calling task is cancelled, they start the resolution again
+    /// themselves rather than share its `.cancelled`.
+    ///
+    /// - Throws: as ``resolveDetailed(_:family:)``.
+    package func resolveDetailedLeadingInline(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+        -> ResolutionOutcome
+    {
+        try await resolveDetailed(name, family: family, countingLookup: true, leadingInline: true)
+    }
+
+    private func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool, leadingInline: Bool)
+        async throws(ResolutionError) -> ResolutionOutcome
+    {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
         let found = cache.find(name, family: family, now: now, counting: countingLookup)
@@ -88,7 +108,7 @@ public final class CachingResolver: HostResolver {
             if entry.claimRefresh(now: now) { refresh(entry, now: now) }
             return cache.outcome(of: entry, now: now)
         }
-        return try await resolveMissing(name, family: family, found: found, now: now)
+        return try await resolveMissing(name, family: family, found: found, now: now, leadingInline: leadingInline)
     }
 
     /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
@@ -149,7 +169,11 @@ public final class CachingResolver: HostResolver {
     /// once for a name already served stale (starting a background refresh when one is due), else the
     /// shared upstream resolution — waited for at most the stale-answer timeout when an expired entry may
     /// stand in.
-    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64)
+    ///
+    /// With `leadingInline`, a caller that takes the lead without an expired entry to stand in runs the
+    /// resolution itself (``resolveDetailedLeadingInline(_:family:)``).
+    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64,
+                                leadingInline: Bool = false)
         async throws(ResolutionError) -> ResolutionOutcome
     {
         let key = ResolutionCache.Key(name: name, family: family)
@@ -168,9 +192,20 @@ public final class CachingResolver: HostResolver {
             flights[key] = flight
             return (flight, true)
         }
+        if leads, leadingInline, standIn == nil {
+            let result = await fly(flight, for: key, refreshing: nil)
+            if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+            return try result.get()
+        }
         if leads { launch(flight, for: key, refreshing: nil) }
         if let standIn { return try await staleUnlessAnswered(flight, standIn: standIn).get() }
-        let outcome = try await flight.wait()
+        let outcome: ResolutionOutcome
+        do throws(ResolutionError) {
+            outcome = try await flight.wait()
+        } catch .cancelled where !Task.isCancelled {
+            // The flight was led inline by a caller whose task was cancelled, not this one: start over.
+            return try await resolveDetailed(name, family: family, countingLookup: false, leadingInline: leadingInline)
+        }
         if outcome.source == .stale { cache.countStaleServed() }
         return outcome
     }
@@ -203,7 +238,8 @@ public final class CachingResolver: HostResolver {
                 defer { group.cancelAll() }
                 return await group.next() ?? nil
             }
-            if let first {
+            // A `.cancelled` this task did not ask for is an inline leader's: the stand-in serves instead.
+            if let first, !(first.isCancelled && !Task.isCancelled) {
                 if case .success(let outcome) = first, outcome.source == .stale { cache.countStaleServed() }
                 return first
             }
@@ -236,22 +272,29 @@ public final class CachingResolver: HostResolver {
     private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
-        Task {
-            let result: Result<ResolutionOutcome, ResolutionError>
-            let now = cache.clock.nanoseconds()
-            if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
-                // Another flight stored this between our cache miss and taking the lead.
-                result = .success(cache.outcome(of: hit, now: now))
-            } else {
-                do throws(ResolutionError) {
-                    result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
-                } catch {
-                    result = standIn(for: error, key: key, refreshing: entry)
-                }
+        Task { _ = await fly(flight, for: key, refreshing: entry) }
+    }
+
+    /// The body of a flight, in whichever task runs it: asks `upstream` (unless another flight stored an
+    /// answer meanwhile), keeps the answer, ends the flight with the outcome and returns it.
+    private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+                     refreshing entry: CacheShard.Entry?) async -> Result<ResolutionOutcome, ResolutionError>
+    {
+        let result: Result<ResolutionOutcome, ResolutionError>
+        let now = cache.clock.nanoseconds()
+        if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
+            // Another flight stored this between our cache miss and taking the lead.
+            result = .success(cache.outcome(of: hit, now: now))
+        } else {
+            do throws(ResolutionError) {
+                result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
+            } catch {
+                result = standIn(for: error, key: key, refreshing: entry)
             }
-            flights.withLock { _ = $0.removeValue(forKey: key) }
-            flight.finish(result)
         }
+        flights.withLock { _ = $0.removeValue(forKey: key) }
+        flight.finish(result)
+        return result
     }
 
     /// Caches `outcome`, an answer just received for `key`, and returns it with the lifetime the cache
@@ -296,5 +339,12 @@ public final class CachingResolver: HostResolver {
         entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
         entry.servingStale.store(true, ordering: .relaxed)
         return stale
+    }
+}
+
+private extension Result where Failure == ResolutionError {
+    var isCancelled: Bool {
+        if case .failure(.cancelled) = self { return true }
+        return false
     }
 }
