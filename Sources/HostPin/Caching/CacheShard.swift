@@ -133,9 +133,11 @@ struct CacheShard {
         /// 1 + the upstream's index in ``CacheShard/upstreams``; 0 for none (or in ``Rare/upstream``).
         var upstream: UInt16
         var family: AddressFamily
-        var servingStale: Bool
+        /// ``negative`` and ``servingStale``, bits of one byte (the node stays 112 bytes).
+        var flags: UInt8
 
-        var isNegative: Bool { rare?.negative != nil }
+        static let negative: UInt8 = 1
+        static let servingStale: UInt8 = 2
     }
 
     /// How long after a sweep for expired entries the next may start: a shard full of entries expiring
@@ -211,11 +213,12 @@ struct CacheShard {
                 remove(slot: slot)
                 return .removed
             }
-            let claimed = claimingRefresh && chunks[chunk][offset].servingStale && claimRefresh(chunk, offset, now)
+            let claimed = claimingRefresh && chunks[chunk][offset].flags & Node.servingStale != 0
+                && claimRefresh(chunk, offset, now)
             return .expired(found(chunk, offset, name: name, claimed: claimed))
         }
         if counting {
-            if chunks[chunk][offset].isNegative { negativeHits += 1 } else { hits += 1 }
+            if chunks[chunk][offset].flags & Node.negative != 0 { negativeHits += 1 } else { hits += 1 }
         }
         if position != newest {
             unlink(position)
@@ -241,7 +244,7 @@ struct CacheShard {
               case .addresses = found.answer, let slot = slot(of: key)
         else { return nil }
         let (chunk, offset) = Self.place(slots[slot])
-        chunks[chunk][offset].servingStale = true
+        chunks[chunk][offset].flags |= Node.servingStale
         chunks[chunk][offset].refreshAt = next
         return found
     }
@@ -348,7 +351,7 @@ struct CacheShard {
                         expiresAt: entry.expiresAt, keepUntil: entry.keepUntil, refreshAt: entry.refreshAt, rare: nil,
                         older: -1, newer: -1, generation: nextGeneration, firstTTL: 0,
                         lifetime: UInt32(clamping: entry.lifetime / 1_000_000_000), upstream: 0, family: entry.family,
-                        servingStale: false)
+                        flags: 0)
         switch entry.content {
         case .positive(let resolution):
             node.receivedAt = resolution.receivedAt.timeIntervalSinceReferenceDate
@@ -366,6 +369,7 @@ struct CacheShard {
         case .negative(let negative):
             node.receivedAt = negative.receivedAt.timeIntervalSinceReferenceDate
             node.rare = Rare(more: [], cnames: [], negative: negative, upstream: nil)
+            node.flags = Node.negative
         }
         return node
     }
@@ -378,30 +382,64 @@ struct CacheShard {
         return UInt16(upstreams.count)
     }
 
-    /// The node's answer, a positive one carrying `name`. Reads the node field by field: a copy of the
-    /// whole node would retain its text, shared by every thread that hits it.
+    /// The node's answer, a positive one carrying `name`. Reads the node field by field through a
+    /// pointer: a copy of the whole node would retain its text, shared by every thread that hits it.
     private func found(_ chunk: Int, _ offset: Int, name: HostName, claimed: Bool) -> Found {
-        let rare = chunks[chunk][offset].rare  // nil for most entries: then nothing is retained
-        let answer: ResolutionOutcome.Answer
-        if let negative = rare?.negative {
-            answer = .negative(negative)
-        } else {
-            let first = ResolvedAddress(address: chunks[chunk][offset].first, ttl: chunks[chunk][offset].firstTTL)
-            let addresses: [ResolvedAddress]
-            if let more = rare?.more, !more.isEmpty {
-                addresses = [first] + more
+        chunks[chunk].withUnsafeBufferPointer { nodes in
+            let node = nodes.baseAddress! + offset
+            let answer: ResolutionOutcome.Answer
+            if node.pointee.flags & Node.negative != 0, let negative = node.pointee.rare?.negative {
+                answer = .negative(negative)
             } else {
-                addresses = [first]
+                answer = .addresses(resolution(node, name: name))
             }
-            let number = Int(chunks[chunk][offset].upstream)
-            answer = .addresses(Resolution(name: name, addresses: addresses, cnames: rare?.cnames ?? [],
-                                           upstream: number > 0 ? upstreams[number - 1] : rare?.upstream,
-                                           source: .cache,
-                                           receivedAt: Date(timeIntervalSinceReferenceDate: chunks[chunk][offset].receivedAt)))
+            return Found(answer: answer, lifetime: UInt64(node.pointee.lifetime) * 1_000_000_000,
+                         expiresAt: node.pointee.expiresAt, generation: node.pointee.generation,
+                         servingStale: node.pointee.flags & Node.servingStale != 0, refreshClaimed: claimed)
         }
-        return Found(answer: answer, lifetime: UInt64(chunks[chunk][offset].lifetime) * 1_000_000_000,
-                     expiresAt: chunks[chunk][offset].expiresAt, generation: chunks[chunk][offset].generation,
-                     servingStale: chunks[chunk][offset].servingStale, refreshClaimed: claimed)
+    }
+
+    /// A positive node's answer, carrying `name`.
+    private func resolution(_ node: UnsafePointer<Node>, name: HostName) -> Resolution {
+        let first = ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL)
+        let number = Int(node.pointee.upstream)
+        let receivedAt = Date(timeIntervalSinceReferenceDate: node.pointee.receivedAt)
+        guard let rare = node.pointee.rare else {
+            // The common answer: one address, no CNAME; nothing of the shard's is retained.
+            return Resolution(name: name, addresses: [first], cnames: [], upstream: number > 0 ? upstreams[number - 1] : nil,
+                              source: .cache, receivedAt: receivedAt)
+        }
+        return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames,
+                          upstream: number > 0 ? upstreams[number - 1] : rare.upstream, source: .cache,
+                          receivedAt: receivedAt)
+    }
+
+    /// The fresh positive answer for `name` and `family` at `now`, counted as a hit or a miss; the
+    /// entry becomes the most recently used. What ``ResolutionCache/lookup(_:family:)`` asks: no
+    /// ``Found`` built around it.
+    mutating func freshAddresses(_ name: HostName, family: AddressFamily, now: UInt64) -> (Resolution?, removed: Bool) {
+        guard let slot = slot(of: name.text, hash: name.textHash, family: family) else {
+            misses += 1
+            return (nil, false)
+        }
+        let position = slots[slot]
+        let (chunk, offset) = Self.place(position)
+        guard chunks[chunk][offset].expiresAt > now, chunks[chunk][offset].flags & Node.negative == 0 else {
+            if chunks[chunk][offset].expiresAt > now {
+                negativeHits += 1
+                return (nil, false)
+            }
+            misses += 1
+            guard chunks[chunk][offset].keepUntil <= now else { return (nil, false) }
+            remove(slot: slot)
+            return (nil, true)
+        }
+        hits += 1
+        if position != newest {
+            unlink(position)
+            linkAsNewest(position)
+        }
+        return (chunks[chunk].withUnsafeBufferPointer { resolution($0.baseAddress! + offset, name: name) }, false)
     }
 
     private mutating func claimRefresh(_ chunk: Int, _ offset: Int, _ now: UInt64) -> Bool {
@@ -447,14 +485,20 @@ struct CacheShard {
 
     /// The slot holding `key`'s node.
     private func slot(of key: Key) -> Int? {
+        slot(of: key.text, hash: key.textHash, family: key.family)
+    }
+
+    /// The slot holding the node of `text` (whose hash is `hash`) and `family`. Takes the name's parts,
+    /// borrowed, rather than a ``Key``: making one would retain the caller's text on every lookup.
+    private func slot(of text: String, hash: Int, family: AddressFamily) -> Int? {
         guard !slots.isEmpty else { return nil }
-        var slot = home(key.textHash, key.family)
+        var slot = home(hash, family)
         while true {
             let position = slots[slot]
             if position < 0 { return nil }
             let (chunk, offset) = Self.place(position)
-            if chunks[chunk][offset].textHash == key.textHash, chunks[chunk][offset].family == key.family,
-               chunks[chunk][offset].text == key.text
+            if chunks[chunk][offset].textHash == hash, chunks[chunk][offset].family == family,
+               chunks[chunk][offset].text == text
             {
                 return slot
             }

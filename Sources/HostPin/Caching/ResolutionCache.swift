@@ -163,10 +163,12 @@ public final class ResolutionCache: Sendable {
     /// The fresh addresses for `name` and `family`, marked ``Resolution/Source/cache``, or `nil` (nothing
     /// cached, a negative answer, or an expired entry). A hit becomes the most recently used entry.
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
-        guard case .fresh(let found) = find(name, family: family, now: clock.nanoseconds()),
-              case .addresses(let resolution) = found.answer
-        else { return nil }
-        return resolution
+        let now = clock.nanoseconds()
+        return shards[Self.shardIndex(for: name)].table.withLock { table -> Resolution? in
+            let (resolution, removed) = table.freshAddresses(name, family: family, now: now)
+            if removed { total.subtract(1, ordering: .relaxed) }
+            return resolution
+        }
     }
 
     /// The fresh entry for `name` and `family`, positive (source ``Resolution/Source/cache``) or negative
