@@ -28,8 +28,8 @@ public final class ResolutionCache: Sendable {
         /// The most entries held, one per name and family asked, positive or negative, fresh or kept to be
         /// served stale. Storing one more drops expired entries (each shard is swept for them at most
         /// once a second), else the least recently used one. 0 or less caches nothing. Default 100 000
-        /// (about 48 MiB for answers of one address). Stores running at the same instant on several
-        /// threads may exceed it by one each until they return.
+        /// (about 20 MiB for answers of one address: some 200 bytes each). Stores running at the same
+        /// instant on several threads may exceed it by one each until they return.
         public var maximumEntries: Int
         /// The longest lifetime of a negative answer (NXDOMAIN, NODATA), seconds: the smaller of the SOA
         /// record's TTL and MINIMUM is cut to it (RFC 2308 §5 lets a resolver cap it). Default 900
