@@ -53,7 +53,18 @@ public final class CachingResolver: HostResolver {
             return literal
         }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now, claimingRefresh: true)
+        switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
+        case .addresses(let resolution, let generation):
+            if let generation { refresh(name, family: family, generation: generation, now: now) }
+            return resolution
+        case .negative(let negative):
+            throw negative.error
+        case .miss:
+            break
+        }
+        // A second look, not counted: what the miss path needs (an expired entry), or a store that ran
+        // since the first.
+        let found = cache.find(name, family: family, now: now, counting: false, claimingRefresh: true)
         if case .fresh(let entry) = found {
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
             switch entry.answer {

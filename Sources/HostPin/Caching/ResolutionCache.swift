@@ -163,12 +163,10 @@ public final class ResolutionCache: Sendable {
     /// The fresh addresses for `name` and `family`, marked ``Resolution/Source/cache``, or `nil` (nothing
     /// cached, a negative answer, or an expired entry). A hit becomes the most recently used entry.
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
-        let now = clock.nanoseconds()
-        return shards[Self.shardIndex(for: name)].table.withLock { table -> Resolution? in
-            let (resolution, removed) = table.freshAddresses(name, family: family, now: now)
-            if removed { total.subtract(1, ordering: .relaxed) }
-            return resolution
+        guard case .addresses(let resolution, _) = freshHit(name, family: family, now: clock.nanoseconds()) else {
+            return nil
         }
+        return resolution
     }
 
     /// The fresh entry for `name` and `family`, positive (source ``Resolution/Source/cache``) or negative
@@ -178,6 +176,16 @@ public final class ResolutionCache: Sendable {
         let now = clock.nanoseconds()
         guard case .fresh(let found) = find(name, family: family, now: now) else { return nil }
         return outcome(of: found, now: now)
+    }
+
+    /// The fresh answer for `name` and `family` at `now`, counted (``CacheShard/freshHit(_:family:now:claimingRefresh:)``);
+    /// with `claimingRefresh`, a due refresh-ahead is claimed for this caller.
+    func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false) -> CacheShard.Hit {
+        shards[Self.shardIndex(for: name)].table.withLock { table in
+            let hit = table.freshHit(name, family: family, now: now, claimingRefresh: claimingRefresh)
+            if case .miss(removed: true) = hit { total.subtract(1, ordering: .relaxed) }
+            return hit
+        }
     }
 
     /// Looks up `name` and `family` at `now`, counting the lookup unless `counting` is false; an entry
