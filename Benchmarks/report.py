@@ -236,17 +236,23 @@ row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain UR
 row("3", "interceptor, http, 8 in flight: pinned with plainHTTP: .libcurl → name vs plain URLSession → IP",
     "http.pinnedcurl.rps", "http.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
     chart_label="3 http curl /plain", goal_text="≥ 0.9×")
+row("3", "interceptor, http, 8 in flight: pinned with an observer vs pinned without (no cost when none is set)",
+    "http.observed.rps", "http.pinned.rps", qps, False, goal_ratio=0.9, peer_label="pinned, no observer",
+    chart_label="3 http observer /none", goal_text="≥ 0.9×")
 row("3", "interceptor, https, 8 in flight: pinned (libcurl, extraCAFile) vs plain URLSession → https://localhost",
     "https.pinned.rps", "https.plain.rps", qps, False, goal_ratio=0.9, peer_label="plain URLSession",
     chart_label="3 https /plain", goal_text="≥ 0.9×")
 
 # 4. proxy
+row("4", "proxy, wrk -t2 -c50 keep-alive: hostpin proxy vs the nginx relay (proxy_pass, upstream keep-alive, 1 worker)",
+    "wrk.hostpin.rps", "wrk.relay.rps", qps, False, goal_ratio=1.0, peer_label="nginx relay",
+    chart_label="4 proxy /nginx relay", goal_text="≥ 1.0×")
 row("4", "proxy, wrk -t2 -c50 keep-alive: hostpin proxy vs tinyproxy", "wrk.hostpin.rps", "wrk.tinyproxy.rps", qps,
     False, goal_ratio=1.5, peer_label="tinyproxy", chart_label="4 proxy /tinyproxy", goal_text="≥ 1.5×")
 row("4", "proxy, wrk -t2 -c50 keep-alive: hostpin proxy vs direct to nginx", "wrk.hostpin.rps", "wrk.direct.rps", qps,
     False, goal_ratio=0.7, peer_label="direct", chart_label="4 proxy /direct", goal_text="≥ 0.7×")
 row("4", "256 MiB download through a CONNECT tunnel (hostpin proxy) vs direct", "dl.hostpin.mibs", "dl.direct.mibs",
-    mibs, False, peer_label="direct")
+    mibs, False, goal_ratio=0.8, peer_label="direct", chart_label="4 CONNECT /direct", goal_text="≥ 0.8×")
 row("4", "256 MiB download through a CONNECT tunnel: tinyproxy vs direct (peer, for reference)", "dl.tinyproxy.mibs",
     "dl.direct.mibs", mibs, False, peer_label="direct")
 
@@ -363,6 +369,7 @@ if "3" in items:
     lines.append("|---|---|---|---|---|")
     for key, text in (("http.plain", "plain URLSession → http://127.0.0.10 (IP)"),
                       ("http.pinned", "pinned URLSession → http://www.example.test"),
+                      ("http.observed", "pinned URLSession with an observer set → http://www.example.test"),
                       ("http.pinnedcurl", "pinned, plainHTTP: .libcurl → http://www.example.test"),
                       ("https.plain", "plain URLSession → https://localhost (lab CA via the system bundle path)"),
                       ("https.pinned", "pinned URLSession → https://www.example.test (libcurl, extraCAFile)")):
@@ -375,6 +382,7 @@ if "4" in items:
     lines.append("|---|---|---|---|---|---|")
     for key, text in (("wrk.direct", "direct to nginx 127.0.0.10"),
                       ("wrk.hostpin", "through hostpin proxy (absolute-form, name resolved and pinned)"),
+                      ("wrk.relay", "through the nginx relay (absolute-form, proxy_pass to 127.0.0.10, upstream keep-alive, 1 worker)"),
                       ("wrk.tinyproxy", "through tinyproxy (absolute-form, IP)")):
         lines.append(f"| {text} | {m(key + '.rps', qps)} | {m(key + '.p50us', us)} | {m(key + '.p99us', us)} | "
                      f"{m(key + '.non2xx', lambda x: f'{x:.0f}')} | {m(key + '.sockerr', lambda x: f'{x:.0f}')} |")

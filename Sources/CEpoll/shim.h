@@ -1,10 +1,26 @@
 #ifndef HOSTPIN_EPOLL_SHIM_H
 #define HOSTPIN_EPOLL_SHIM_H
-/* HostPinNet's event loop: epoll, eventfd and accept4, which Swift's Glibc module does not export. */
+/* What Swift's Glibc module does not export: HostPinNet's event loop (epoll, eventfd, accept4), the
+   CONNECT tunnel's splice and pipe2, and the peer credentials of a Unix socket (SO_PEERCRED). */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
 /* Declared by <sys/socket.h> only under _GNU_SOURCE, which the Glibc module is built without. */
 extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+/* What getsockopt(SO_PEERCRED) fills in (socket(7)): <sys/socket.h> names it struct ucred only under
+   _GNU_SOURCE. */
+struct hostpin_peer_credentials {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+/* <fcntl.h> and <unistd.h> declare these only under _GNU_SOURCE too (splice(2), pipe2(2)). */
+extern long splice(int fd_in, long long *off_in, int fd_out, long long *off_out, unsigned long len, unsigned int flags);
+extern int pipe2(int pipefd[2], int flags);
+static const unsigned int HOSTPIN_SPLICE_F_MOVE = 1;
+static const unsigned int HOSTPIN_SPLICE_F_NONBLOCK = 2;
+static const int HOSTPIN_F_SETPIPE_SZ = 1031;
 #endif

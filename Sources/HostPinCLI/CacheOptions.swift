@@ -2,7 +2,8 @@ import Foundation
 import HostPin
 
 /// The cache options of the commands that keep a cache (`--cache-file`, `--max-stale`,
-/// `--stale-answer-timeout`, and for the long-running ones `--preresolve`), parsed in one place, and what
+/// `--stale-answer-timeout`, the clamps of ``CacheLimitOptions``, and for the long-running ones
+/// `--preresolve`), parsed in one place, and what
 /// they do at start and at exit.
 struct CacheOptions: Sendable {
     /// `--cache-file FILE`: loaded at start, written every ``savePeriod`` and at a clean exit.
@@ -14,6 +15,8 @@ struct CacheOptions: Sendable {
     let staleAnswerTimeout: Duration
     /// `--preresolve FILE`: names resolved into the cache before the command starts serving.
     let preresolve: [HostName]
+    /// `--cache-size`, `--min-ttl`, `--max-ttl`, `--max-negative-ttl`, `--refresh-ahead`.
+    let limits: CacheLimitOptions
 
     /// `--max-stale` when not given: the library's default (one day).
     static let defaultMaximumStale = ResolutionCache.Policy().maximumStale
@@ -47,11 +50,11 @@ struct CacheOptions: Sendable {
             indent + "for the upstreams, then answer stale (TTL 30) while the query goes on and",
             indent + "updates the cache (RFC 8767 client response timer; fractions allowed,",
             indent + "0-\(Int(staleAnswerTimeoutLimit)), default \(seconds(defaultStaleAnswerTimeout)); 0 answers stale at once).",
-        ]
+        ] + CacheLimitOptions.helpLines(longRunning: preresolve, width: width)
         if preresolve {
             lines += [
                 option("--preresolve FILE") + "Resolve the names in FILE (one per line; # comments) into the cache",
-                indent + "before serving, so their first use sends no query.",
+                indent + "before serving, so their first use sends no query (replaces cache.preresolve).",
             ]
         }
         return lines.joined(separator: "\n")
@@ -63,8 +66,15 @@ struct CacheOptions: Sendable {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
     }
 
-    /// Takes `--cache-file`, `--max-stale`, `--stale-answer-timeout` and, when `acceptsPreresolve`, `--preresolve` from `parser`.
-    /// The `--preresolve` file is read now: an unreadable file or an invalid name in it is a usage error.
+    /// `duration` in seconds, to the millisecond (the configuration file's `cache.staleAnswerTimeout`).
+    static func staleAnswerTimeoutSeconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) / 1000
+    }
+
+    /// Takes `--cache-file`, `--max-stale`, `--stale-answer-timeout`, the ``CacheLimitOptions`` and, when
+    /// `acceptsPreresolve` (the long-running commands), `--preresolve` from `parser`. The `--preresolve`
+    /// file is read now: an unreadable file or an invalid name in it is a usage error; without one, the
+    /// configuration file's `cache.preresolve` names.
     init(parsing parser: inout OptionParser, acceptsPreresolve: Bool) throws(UsageError) {
         cacheFile = try parser.values("--cache-file") { path throws(UsageError) in
             guard !path.isEmpty else { throw .invalidValue(option: "--cache-file", reason: "the file name is empty") }
@@ -84,10 +94,11 @@ struct CacheOptions: Sendable {
             }
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? Self.defaultStaleAnswerTimeout
+        limits = try CacheLimitOptions(parsing: &parser, longRunning: acceptsPreresolve)
         if acceptsPreresolve, let path = try parser.values("--preresolve", { $0 }).last {
             preresolve = try Self.names(in: path)
         } else {
-            preresolve = []
+            preresolve = acceptsPreresolve ? parser.takeDefaultPreresolve() ?? [] : []
         }
     }
 
@@ -125,15 +136,23 @@ struct CacheOptions: Sendable {
         return names
     }
 
-    /// The cache these options ask for, holding at most `maximumEntries` answers.
+    /// The cache these options ask for, holding at most `maximumEntries` answers (`--cache-size` when
+    /// `nil`).
     ///
-    /// - Parameter refreshAhead: Refresh entries used late in their TTL in the background (the library's
-    ///   default, 0.8 of it): for commands that keep running; a one-shot command asks again only once an
+    /// - Parameter refreshAhead: Refresh entries used late in their TTL in the background (`--refresh-ahead`,
+    ///   by default 0.8 of it): for commands that keep running; a one-shot command asks again only once an
     ///   answer has expired.
-    func makeCache(maximumEntries: Int = ResolutionCache.Limits().maximumEntries, refreshAhead: Bool) -> ResolutionCache {
+    func makeCache(maximumEntries: Int? = nil, refreshAhead: Bool) -> ResolutionCache {
+        var limits = limits.limits
+        if let maximumEntries { limits.maximumEntries = maximumEntries }
+        return ResolutionCache(limits: limits, policy: policy(refreshAhead: refreshAhead))
+    }
+
+    /// The serve-stale and refresh-ahead settings these options ask for.
+    func policy(refreshAhead: Bool) -> ResolutionCache.Policy {
         var policy = ResolutionCache.Policy(maximumStale: maximumStale, staleAnswerTimeout: staleAnswerTimeout)
-        if !refreshAhead { policy.refreshAhead = 0 }
-        return ResolutionCache(limits: ResolutionCache.Limits(maximumEntries: maximumEntries), policy: policy)
+        policy.refreshAhead = refreshAhead ? limits.refreshAhead : 0
+        return policy
     }
 
     /// Loads the cache file into `resolver`'s cache (a damaged one is reported in one line, kept aside as
@@ -159,10 +178,10 @@ struct CacheOptions: Sendable {
                 case .foreign, .damaged, .unsupportedVersion, .unreadable:
                     let aside = cacheFile + ".bad"
                     let kept = rename(cacheFile, aside) == 0
-                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache"
+                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache"
                                   + (kept ? " (the file is kept as \(aside))" : ""))
                 case .unwritable:
-                    Console.error("hostpin: \(cacheFile): \(error); starting with an empty cache")
+                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache")
                 }
             }
         }
@@ -170,7 +189,7 @@ struct CacheOptions: Sendable {
             let failed = await resolver.preresolve(preresolve, family: family).filter {
                 if case .failure = $0 { true } else { false }
             }.count
-            Console.error("pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
+            Console.log(.info, "pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
                           + (failed > 0 ? " (\(failed) failed: no upstream answered)" : ""))
         }
         guard let cacheFile else { return nil }

@@ -142,11 +142,34 @@ enum Console {
         }
     }
 
-    /// Writes `line`, escaped, and a newline to standard error. A failure there has nowhere to be
-    /// reported and is ignored.
+    /// Writes `line`, escaped, and a newline to standard error (as a JSON line at level `error` under
+    /// `--log-format json`). A failure there has nowhere to be reported and is ignored.
     static func error(_ line: String) {
+        let format = logSettings.withLock { $0.format }
+        writeError(format.line(.error, line))
+    }
+
+    /// Writes the diagnostic `message` at `level` on standard error, in the format in force, unless the
+    /// level in force leaves it out (``configureLog(level:format:)``; info and text by default).
+    static func log(_ level: LogLevel, _ message: String) {
+        let (threshold, format) = logSettings.withLock { ($0.level, $0.format) }
+        guard level <= threshold else { return }
+        writeError(format.line(level, message))
+    }
+
+    /// Puts `level` and `format` in force for the diagnostics written from now on (`--log-level`,
+    /// `--log-format`).
+    static func configureLog(level: LogLevel, format: LogFormat) {
+        logSettings.withLock { $0 = (level, format) }
+    }
+
+    /// The diagnostics' level and format in force.
+    private static let logSettings = Mutex<(level: LogLevel, format: LogFormat)>((.info, .text))
+
+    /// Writes `line`, already escaped or JSON, and a newline to standard error.
+    private static func writeError(_ line: String) {
         flush()
-        let bytes = Array((escaped(line) + "\n").utf8)
+        let bytes = Array((line + "\n").utf8)
         errorLock.withLock { _ in _ = writeAll(bytes, to: 2) }
     }
 

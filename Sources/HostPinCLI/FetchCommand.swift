@@ -11,7 +11,7 @@ import HostPinURL
 struct FetchCommand: Subcommand {
     static let name = "fetch"
     static let abstract = "Fetch a URL from the address the trusted upstreams give, as curl would."
-    static let usage = "hostpin fetch URL [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+    static let usage = "hostpin fetch URL [--config FILE] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] [--timeout SECONDS] "
         + "[-i] [-o FILE] [-X METHOD] [-d DATA] [--data-binary @FILE|DATA] [--data-raw DATA] [-H 'Name: value']... [-L] [--fail] "
         + "[--max-time SECONDS] [--rules FILE] [-v]"
@@ -30,6 +30,7 @@ struct FetchCommand: Subcommand {
                                sent to that address; https verifies the certificate against the host name.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 21))
         \(TrustedOptions.helpLines)
                                (--timeout bounds each name resolution; --max-time the whole transfer.
                                A --ca-file that cannot be opened is a usage error (2); a regular file
@@ -100,6 +101,7 @@ struct FetchCommand: Subcommand {
     let verbose: Bool
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        try ConfigOption.apply(to: &parser, command: Self.name)
         // Options with values first, so a value such as `-d -i` is not taken for a flag.
         options = try TrustedOptions(parsing: &parser)
         let outputPath = try parser.values(anyOf: ["-o", "--output"]).last

@@ -12,7 +12,10 @@ enum HostPinCommand {
     static let version = "0.1.0"
 
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
-    static var subcommands: [any Subcommand.Type] { [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self] }
+    static var subcommands: [any Subcommand.Type] {
+        [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self, CtlCommand.self,
+         CheckConfigCommand.self]
+    }
 
     /// The tool's own help text.
     static var help: String {
@@ -103,7 +106,7 @@ enum HostPinCommand {
 
     /// Reports a usage error the way swift-argument-parser does, on standard error.
     private static func fail(_ error: UsageError, helpCommand: String) -> ExitStatus {
-        Console.error("hostpin: error: \(error)")
+        for line in error.lines { Console.error("hostpin: error: \(line)") }
         Console.error("See '\(helpCommand)'.")
         return .usage
     }

@@ -5,10 +5,10 @@ import HostPin
 struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
-    static let usage = "hostpin lookup NAME... | --batch FILE|- [--concurrency N] [--server IP:PORT|URL]... "
+    static let usage = "hostpin lookup NAME... | --batch FILE|- [--config FILE] [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
-        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] "
-        + "[--stale-answer-timeout SECONDS] [--json]"
+        + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--min-ttl SECONDS] "
+        + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--stale-answer-timeout SECONDS] [--json]"
     /// `--concurrency` when not given.
     static let defaultConcurrency = 64
     /// The range `--concurrency` accepts.
@@ -29,6 +29,7 @@ struct LookupCommand: Subcommand {
                                An invalid NAME is a usage error (exit 2) and nothing is resolved.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 21))
           --batch FILE|-       Read the names from FILE (- for standard input) instead of the arguments:
                                one name per line; blanks around it, blank lines and lines starting with
                                # are ignored. The file is read as it goes, never held whole. A line that
@@ -98,6 +99,7 @@ struct LookupCommand: Subcommand {
     let cacheOptions: CacheOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        try ConfigOption.apply(to: &parser, command: Self.name)
         json = try parser.flag("--json")
         useTCP = try parser.flag("--tcp")
         options = try TrustedOptions(parsing: &parser)

@@ -40,7 +40,7 @@ struct MetricsOptions: Sendable {
         var configuration = MetricsEndpoint.Configuration(listenAddress: listenAddress)
         configuration.allowRemote = allowRemote
         let endpoint = MetricsEndpoint(configuration: configuration, metrics: metrics())
-        Console.error("listening on \(try endpoint.start()) (metrics)")
+        Console.log(.info, "listening on \(try endpoint.start()) (metrics)")
         return endpoint
     }
 

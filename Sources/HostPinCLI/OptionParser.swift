@@ -1,17 +1,29 @@
+import HostPin
+
 /// A hand-written argument parser in swift-argument-parser's spirit: a subcommand asks for each flag and
 /// option it knows, the parser removes what it finds, and ``finish()`` reports whatever nobody asked for.
 ///
 /// Accepted forms: `--flag`; `--opt value` and `--opt=value`; an option given several times (repeatable
 /// options collect every value, single ones keep the last, as swift-argument-parser does); `--` ends
 /// options, so every later argument is positional even if it starts with `-`.
+///
+/// Options the command line does not give take the values of a configuration file, when one is in use
+/// (``use(_:)``): each option once, as if written before the command line.
 struct OptionParser: Sendable {
+    /// The arguments as given, for parsing them again (a reload reads the configuration file anew).
+    let commandLine: [String]
     /// Arguments before `--` not yet claimed.
     private var arguments: [String]
     /// Arguments after `--`: positional whatever they look like.
     private var afterTerminator: [String]
+    /// The configuration file's values not yet claimed.
+    private var defaults = OptionDefaults()
+    /// The options found on the command line (not in the configuration file) so far.
+    private(set) var given: Set<String> = []
 
     /// Prepares `arguments` (without the program and subcommand names) for parsing.
     init(_ arguments: [String]) {
+        commandLine = arguments
         if let end = arguments.firstIndex(of: "--") {
             self.arguments = Array(arguments[..<end])
             self.afterTerminator = Array(arguments[(end + 1)...])
@@ -21,23 +33,43 @@ struct OptionParser: Sendable {
         }
     }
 
+    /// From now on, an option the command line does not give takes its value from `defaults`.
+    mutating func use(_ defaults: OptionDefaults) {
+        self.defaults = defaults
+    }
+
+    /// The configuration file's rules, once; `nil` without them.
+    mutating func takeDefaultRules() -> Rules? {
+        defer { defaults.rules = nil }
+        return defaults.rules
+    }
+
+    /// The configuration file's pre-resolve names, once; `nil` without them.
+    mutating func takeDefaultPreresolve() -> [HostName]? {
+        defer { defaults.preresolve = nil }
+        return defaults.preresolve
+    }
+
     /// Whether any of `names` appears before `--` (used for `-h`/`--help`, which wins over everything).
     func contains(anyOf names: String...) -> Bool {
         arguments.contains { names.contains($0) }
     }
 
-    /// Removes every `name` and reports whether there was one.
+    /// Removes every `name` and reports whether there was one, or the configuration file turns it on.
     ///
     /// - Throws: ``UsageError/flagTakesNoValue(flag:)`` for `name=value`.
     mutating func flag(_ name: String) throws(UsageError) -> Bool {
         if arguments.contains(where: { $0.hasPrefix(name + "=") }) { throw .flagTakesNoValue(flag: name) }
         let before = arguments.count
         arguments.removeAll { $0 == name }
-        return arguments.count != before
+        let fromFile = defaults.flags.remove(name) != nil
+        guard arguments.count != before else { return fromFile }
+        given.insert(name)
+        return true
     }
 
     /// Removes every occurrence of option `name` with its value and returns the values, converted by
-    /// `convert`, in command-line order.
+    /// `convert`, in command-line order; without one, the configuration file's values for it.
     ///
     /// - Throws: ``UsageError/missingValue(option:)`` when `name` is last or followed by another long
     ///   option (`--server --json` is a forgotten value, not a server called `--json`); what `convert` throws.
@@ -62,12 +94,18 @@ struct OptionParser: Sendable {
                 index += 1
             }
         }
-        return values
+        let fromFile = defaults.values.removeValue(forKey: name)
+        guard values.isEmpty else {
+            given.insert(name)
+            return values
+        }
+        return try (fromFile ?? []).map(convert)
     }
 
     /// Removes every occurrence of option `name`, whose value may be left out, and returns each one's
     /// value or `nil`, in command-line order: `--opt=value`, `--opt value` when the next argument does
     /// not start with `-` (so only for commands without positional arguments), else `--opt` alone.
+    /// Without one, the configuration file's: its value, or `[nil]` when it turns the option on alone.
     mutating func optionalValues(_ name: String) -> [String?] {
         var values: [String?] = []
         var index = arguments.startIndex
@@ -89,7 +127,15 @@ struct OptionParser: Sendable {
                 index += 1
             }
         }
-        return values
+        // The configuration file's: its value, or the option alone (`true`).
+        let fromFile = defaults.values.removeValue(forKey: name)
+        let aloneInFile = defaults.flags.remove(name) != nil
+        guard values.isEmpty else {
+            given.insert(name)
+            return values
+        }
+        if let fromFile { return fromFile }
+        return aloneInFile ? [nil] : []
     }
 
     /// Whether option or flag `name` appears before `--`, alone or as `name=value`.

@@ -7,11 +7,13 @@ import HostPinProxy
 struct ProxyCommand: Subcommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
-    static let usage = "hostpin proxy [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
+    static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
-        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE]"
-        + " [--metrics-listen IP:PORT]"
+        + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
+        + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -23,6 +25,7 @@ struct ProxyCommand: Subcommand {
         TLS stays end to end.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 28))
           --listen IP:PORT            Where to listen (default \(Self.defaultListen); port 0 picks one).
           --allow-remote              Allow a listening address other than loopback.
           --allow-private             Allow targets that resolve to private, loopback or link-local
@@ -58,6 +61,8 @@ struct ProxyCommand: Subcommand {
                                       ones closed at once.
         \(CacheOptions.helpLines(preresolve: true, width: 28))
         \(MetricsOptions.helpLines(width: 28))
+        \(ControlSocketPath.helpLines(width: 28))
+        \(LogOptions.helpLines(width: 28))
           -h, --help                  Show this help.
 
         OUTPUT:
@@ -71,6 +76,12 @@ struct ProxyCommand: Subcommand {
           dropped ...' in their place).
 
         \(UpstreamSelection.helpSection)
+
+        SIGNALS:
+          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
+          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
+                           and checked again, then put in force at once, keeping the cache; a bad one
+                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
 
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
@@ -91,8 +102,16 @@ struct ProxyCommand: Subcommand {
     let cacheOptions: CacheOptions
     /// `--metrics-listen`.
     let metricsOptions: MetricsOptions
+    /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
+    let commandLine: [String]
+    /// `--control-socket`, resolved.
+    let controlSocket: String?
+    /// `--log-level`, `--log-format`, `--access-log`.
+    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        commandLine = parser.commandLine
+        try ConfigOption.apply(to: &parser, command: Self.name)
         let listenAddress = try parser.value("--listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
             ?? SocketAddress(Self.defaultListen)!
         let allowRemote = try parser.flag("--allow-remote")
@@ -108,6 +127,8 @@ struct ProxyCommand: Subcommand {
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
+        controlSocket = try ControlSocketPath.option(&parser)
+        logOptions = try LogOptions(parsing: &parser)
         try parser.finish()
         var resolverConfiguration = options.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
@@ -115,40 +136,19 @@ struct ProxyCommand: Subcommand {
         self.family = options.family
     }
 
+    /// What the service runs with.
+    var settings: ServiceSettings {
+        ServiceSettings(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+                        family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket,
+                        metrics: metricsOptions, watch: nil, log: logOptions)
+    }
+
     func run() async -> ExitStatus {
-        let trusted: TrustedResolver
-        do throws(ResolutionError) {
-            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .upstreamFailure
+        let commandLine = commandLine
+        return await Service.run(settings) { () throws(UsageError) in
+            var parser = OptionParser(commandLine)
+            return try ProxyCommand(parsing: &parser).settings
         }
-        let caching = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
-        let keeper = await cacheOptions.start(caching, family: family, periodicSaving: true)
-        let counters = metricsOptions.counters(dns: false, proxy: true)
-        let proxy: RunningProxy
-        do throws(ListenError) {
-            proxy = try proxyOptions.start(resolver: FamilyResolver(inner: caching, family: family), metrics: counters.proxy)
-            Console.error("listening on \(proxy.address)")
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .notFound
-        }
-        let endpoint: MetricsEndpoint?
-        do throws(ListenError) {
-            endpoint = try metricsOptions.start(ServiceMetrics(resolver: trusted, cache: caching.cache, proxy: counters.proxy))
-        } catch {
-            Console.error("hostpin: --metrics-listen: \(error)")
-            await proxy.proxy.stop()
-            await keeper?.finish()
-            return .notFound
-        }
-        await StopSignal.wait()
-        endpoint?.metrics.markStopping()
-        await proxy.stop()
-        await endpoint?.stop()
-        await keeper?.finish()
-        return .success
     }
 }
 

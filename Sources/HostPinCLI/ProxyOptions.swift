@@ -68,14 +68,16 @@ struct ProxyOptions: Sendable {
         given = zip(Self.proxyOnlyOptions, [!ports.isEmpty, maximumConnections != nil, grace != nil]).filter(\.1).map(\.0)
     }
 
-    /// Starts the proxy on `resolver`, its access log written to standard output, counting in `metrics`.
+    /// Starts the proxy on `resolver`, its access log written to descriptor `accessLog` (standard output
+    /// by default), counting in `metrics`.
     ///
     /// - Throws: ``ListenError`` when it cannot listen.
-    func start(resolver: any HostResolver, metrics: ProxyMetrics? = nil) throws(ListenError) -> RunningProxy {
+    func start(resolver: any HostResolver, metrics: ProxyMetrics? = nil,
+               accessLog descriptor: Int32 = STDOUT_FILENO) throws(ListenError) -> RunningProxy {
         var configuration = configuration
         configuration.metrics = metrics
         // Written by a thread of its own: a slow reader of standard output must not block a connection.
-        let accessLog = AccessLogWriter(descriptor: STDOUT_FILENO)
+        let accessLog = AccessLogWriter(descriptor: descriptor)
         configuration.accessLog = { entry in accessLog.append(entry.description) }
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
         let address = try proxy.start()
@@ -94,7 +96,7 @@ struct RunningProxy: Sendable {
     /// Stops the proxy after SIGINT or SIGTERM: requests and tunnels in flight get the grace, which a
     /// second signal cuts short; then the access log is flushed (for at most 2 s).
     func stop() async {
-        Console.error("stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
+        Console.log(.info, "stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
                       + "(signal again to cut them at once)")
         // A second signal cuts what is left at once (its thread may still wait when the process exits).
         let proxy = proxy

@@ -12,12 +12,14 @@ enum RulesOption {
                                (2) listing every problem at its key path (rules[3].to).
         """
 
-    /// The rules the last `--rules` names, or none.
+    /// The rules the last `--rules` names, else the configuration file's `rules`, or none.
     ///
     /// - Throws: ``UsageError/unreadableFile(option:path:reason:)`` when the file cannot be used,
     ///   ``UsageError/invalidValue(option:reason:)`` with every problem when its contents are wrong.
     static func parse(_ parser: inout OptionParser) throws(UsageError) -> Rules {
-        guard let path = try parser.values("--rules", { text throws(UsageError) in text }).last else { return Rules() }
+        guard let path = try parser.values("--rules", { text throws(UsageError) in text }).last else {
+            return parser.takeDefaultRules() ?? Rules()
+        }
         do throws(RulesError) {
             return try Rules(contentsOf: URL(fileURLWithPath: path))
         } catch {

@@ -8,14 +8,16 @@ import HostPinProxy
 struct ServeCommand: Subcommand {
     static let name = "serve"
     static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
-    static let usage = "hostpin serve [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
+    static let usage = "hostpin serve [--config FILE] [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
-        + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--preresolve FILE] "
+        + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] [--min-ttl SECONDS] "
+        + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
         + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
         + "[--ordinary CIDR]... [--no-probe]] "
-        + "[--metrics-listen IP:PORT]"
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -30,6 +32,7 @@ struct ServeCommand: Subcommand {
         trusted upstreams, their replies relayed and cached for their TTL.
 
         OPTIONS:
+        \(ConfigOption.helpLines(width: 21))
           --dns-listen IP:PORT Answer DNS on IP:PORT over UDP and TCP (default \(Self.defaultDNSListen));
                                repeatable; port 0 picks a free port.
           --listen IP:PORT     Also run the HTTP/CONNECT forward proxy on IP:PORT, on the same cache:
@@ -71,6 +74,8 @@ struct ServeCommand: Subcommand {
         \(HijackOptions.detectorHelpLines)
                                These five without --watch-local are a usage error (2).
         \(MetricsOptions.helpLines(width: 21))
+        \(ControlSocketPath.helpLines(width: 21))
+        \(LogOptions.helpLines(width: 21))
           -h, --help           Show this help.
 
         OUTPUT:
@@ -83,6 +88,12 @@ struct ServeCommand: Subcommand {
           per name found hijacked; what the watch counted when it stops.
 
         \(UpstreamSelection.helpSection)
+
+        SIGNALS:
+          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
+          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
+                           and checked again, then put in force at once, keeping the cache; a bad one
+                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
 
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
@@ -107,8 +118,16 @@ struct ServeCommand: Subcommand {
     let watch: WatchOptions?
     /// `--metrics-listen`.
     let metricsOptions: MetricsOptions
+    /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
+    let commandLine: [String]
+    /// `--control-socket`, resolved.
+    let controlSocket: String?
+    /// `--log-level`, `--log-format`, `--access-log`.
+    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
+        commandLine = parser.commandLine
+        try ConfigOption.apply(to: &parser, command: Self.name)
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
         var dns = DNSServer.Configuration()
         let dnsAddresses = try parser.values("--dns-listen", as: SocketAddress.self, expected: expected)
@@ -126,13 +145,16 @@ struct ServeCommand: Subcommand {
         let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyCommand.defaultListen)!,
                                      allowRemote: dns.allowRemote, rules: rules,
                                      timeout: .milliseconds(Int64(ProxyOptions.defaultTimeoutSeconds * 1000)))
-        if proxyAddress == nil, let option = proxy.given.first {
+        // A configuration file's proxy keys wait for a proxy to apply to; the command line's are a mistake.
+        if proxyAddress == nil, let option = proxy.given.first(where: parser.given.contains) {
             throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
         }
         let options = try TrustedOptions(parsing: &parser)
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
         watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
         metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: dns.allowRemote)
+        controlSocket = try ControlSocketPath.option(&parser)
+        logOptions = try LogOptions(parsing: &parser)
         try parser.finish()
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
@@ -146,82 +168,20 @@ struct ServeCommand: Subcommand {
         family = options.family
     }
 
+    /// What the service runs with.
+    var settings: ServiceSettings {
+        ServiceSettings(dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
+                                                 allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
+                        proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
+                        cacheOptions: cacheOptions, controlSocket: controlSocket, metrics: metricsOptions, watch: watch, log: logOptions)
+    }
+
     func run() async -> ExitStatus {
-        let trusted: TrustedResolver
-        do throws(ResolutionError) {
-            trusted = try await TrustedOptions.makeResolver(resolverConfiguration)
-        } catch {
-            Console.error("hostpin: \(error)")
-            return .upstreamFailure
+        let commandLine = commandLine
+        return await Service.run(settings) { () throws(UsageError) in
+            var parser = OptionParser(commandLine)
+            return try ServeCommand(parsing: &parser).settings
         }
-        let watcher: LocalResolverWatch?
-        do throws(ResolutionError) {
-            watcher = try watch?.start(trusted: trusted)
-        } catch {
-            Console.error("hostpin: the local resolver to watch: \(error)")
-            return .upstreamFailure
-        }
-        let cache = CachingResolver(upstream: trusted, cache: cacheOptions.makeCache(refreshAhead: true))
-        // DNS clients ask for A and AAAA apart, and the cache keeps each family apart: both are
-        // pre-resolved (the one line about it counts the first), and the proxy's family when it runs.
-        let keeper = await cacheOptions.start(cache, family: .v4, periodicSaving: true)
-        let others: [AddressFamily] = proxyOptions == nil || [.v4, .v6].contains(family) ? [.v6] : [.v6, family]
-        for other in others where !cacheOptions.preresolve.isEmpty {
-            _ = await cache.preresolve(cacheOptions.preresolve, family: other)
-        }
-        let counters = metricsOptions.counters(dns: true, proxy: proxyOptions != nil)
-        let server = DNSServer(configuration: dnsConfiguration,
-                               responder: DNSResponder(resolver: cache, rules: rules, forwarder: trusted,
-                                                       blockedAnswer: blockedAnswer, watch: watcher, metrics: counters.dns))
-        do throws(DNSServerError) {
-            for address in try server.start() { Console.error("listening on \(address) (DNS over UDP and TCP)") }
-        } catch {
-            Console.error("hostpin: \(error)")
-            if case .bind = error {
-                Console.error("hostpin: choose another address with --dns-listen IP:PORT: any address of 127.0.0.0/8 "
-                              + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
-            }
-            await keeper?.finish()
-            await watcher?.stop()
-            return .notFound
-        }
-        var proxy: RunningProxy?
-        if let proxyOptions {
-            do throws(ListenError) {
-                let started = try proxyOptions.start(resolver: FamilyResolver(inner: cache, family: family), metrics: counters.proxy)
-                Console.error("listening on \(started.address) (HTTP proxy)")
-                proxy = started
-            } catch {
-                Console.error("hostpin: \(error)")
-                await server.stop()
-                await keeper?.finish()
-                await watcher?.stop()
-                return .notFound
-            }
-        }
-        let endpoint: MetricsEndpoint?
-        do throws(ListenError) {
-            endpoint = try metricsOptions.start(ServiceMetrics(resolver: trusted, cache: cache.cache, dns: counters.dns,
-                                                               proxy: counters.proxy))
-        } catch {
-            Console.error("hostpin: --metrics-listen: \(error)")
-            await proxy?.proxy.stop()
-            await server.stop()
-            await keeper?.finish()
-            await watcher?.stop()
-            return .notFound
-        }
-        await StopSignal.wait()
-        endpoint?.metrics.markStopping()
-        await proxy?.stop()
-        await server.stop()
-        await endpoint?.stop()
-        await keeper?.finish()
-        if let watcher, let watch {
-            await watcher.stop()
-            Console.error(WatchOptions.summary(watcher.statistics, server: watch.server))
-        }
-        return .success
     }
 
     /// A default of the watch's configuration, in seconds, for the help.

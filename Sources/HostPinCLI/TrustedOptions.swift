@@ -88,7 +88,7 @@ struct TrustedOptions: Sendable {
             let servers = lookup.through.map(\.description).joined(separator: ", ")
             switch lookup.outcome {
             case .success(let addresses):
-                Console.error("hostpin: no --bootstrap gives \(lookup.name)'s address; looked up through the plain "
+                Console.log(.info, "hostpin: no --bootstrap gives \(lookup.name)'s address; looked up through the plain "
                               + "upstreams (\(servers)): \(addresses.map(\.description).joined(separator: ", "))")
             case .failure(let error):
                 Console.error("hostpin: no --bootstrap gives \(lookup.name)'s address, and looking it up through the "

@@ -40,6 +40,8 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableStandardInput(reason: String)
     /// Two parts of the command line cannot go together; the text says which and why.
     case conflict(String)
+    /// The configuration file (`--config`) cannot be used: every problem.
+    case config(ConfigError)
     /// An encrypted upstream names its server by a host name that no `--bootstrap` gives an address for,
     /// and no plain upstream is listed to look it up through (the system resolver never is).
     case unbootstrapped(upstream: String, name: String)
@@ -83,11 +85,18 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot read standard input: \(Self.clause(reason))."
         case .conflict(let text):
             "\(text)."
+        case .config(let error):
+            "\(error)."
         case .unbootstrapped(let upstream, let name):
             "'\(upstream)' names its server by host name, and nothing says where \(name) is: give "
                 + "--bootstrap \(name)=IP[,IP...], or list a plain upstream (IP:PORT) to look it up through "
                 + "(the system resolver is never asked)."
         }
+    }
+
+    /// The sentences to print, one line each: every problem of a configuration file, else the description.
+    var lines: [String] {
+        if case .config(let error) = self { error.lines } else { [description] }
     }
 
     /// `reason` without a final period, so the sentence around it ends with exactly one.

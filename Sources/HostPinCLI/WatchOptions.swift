@@ -79,13 +79,13 @@ struct WatchOptions: Sendable {
     ///
     /// - Parameter trusted: The trusted resolver, for the wildcard probe.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when the local resolver's channel cannot be made.
-    func start(trusted: TrustedResolver) throws(ResolutionError) -> LocalResolverWatch {
+    func start(trusted: any HostResolver) throws(ResolutionError) -> LocalResolverWatch {
         let local = try UntrustedResolver(server: server)
         let server = server
         let watch = LocalResolverWatch(local: local, trusted: trusted, configuration: configuration) { report in
-            Console.error("hostpin serve: the local resolver \(server) hijacks \(report)")
+            Console.log(.warning, "hostpin serve: the local resolver \(server) hijacks \(report)")
         }
-        Console.error("watching the local resolver \(server)\(fromSystem ? " (the first nameserver of /etc/resolv.conf)" : "") "
+        Console.log(.info, "watching the local resolver \(server)\(fromSystem ? " (the first nameserver of /etc/resolv.conf)" : "") "
                       + "for hijacking: \(Self.limit(configuration.overallInterval, "at most one comparison per", "no overall limit")), "
                       + "\(Self.limit(configuration.nameInterval, "one per name per", "no limit per name")); its answers are never used")
         return watch

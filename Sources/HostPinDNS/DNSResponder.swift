@@ -8,12 +8,17 @@ import HostPin
 /// TTL) when it asks for another type, and written back
 /// (``ResponseWriter``), all with ldns. With a ``LocalResolverWatch``, every A and AAAA answer is offered
 /// to it before the response is written; the offer never waits, and its comparison runs in the background.
+/// A query asked again while the trusted cache's answer is unchanged is answered from an ``AnswerCache``
+/// of the responses ldns wrote, without ldns.
 /// The ``DNSServer`` wraps it in UDP and TCP sockets; tests and other servers can call it directly.
 public struct DNSResponder: Sendable {
     /// The trusted cache every A and AAAA query goes through; its TTL limits bound the TTLs given out.
     public let resolver: CachingResolver
-    /// The rules: `block` and `pin` decide a name's answer before any resolution.
-    public let rules: Rules
+    /// The rules: `block` and `pin` decide a name's answer before any resolution (those of ``liveRules``
+    /// when the query arrives).
+    public var rules: Rules { liveRules.current }
+    /// The rules in force, replaceable while the stub runs (a reload); each query reads them once.
+    public let liveRules: LiveRules
     /// Where other record types go: the trusted resolver behind ``resolver``, usually; `nil` answers them
     /// REFUSED.
     public let forwarder: (any DNSForwarder)?
@@ -33,6 +38,9 @@ public struct DNSResponder: Sendable {
     let forwardCache: ForwardCache
     /// The forwarded questions being asked upstream (single-flight), their replies kept in ``forwardCache``.
     let forwardFlights: ForwardFlights
+    /// The responses to A and AAAA queries answered from the trusted cache, to answer the same query
+    /// again without ldns while the trusted cache's answer stays the same.
+    let answerCache: AnswerCache
 
     public init(resolver: CachingResolver, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
                 blockedAnswer: BlockedAnswer = .nxdomain, watch: LocalResolverWatch? = nil, udpPayloadSize: UInt16 = 1232,
@@ -40,12 +48,13 @@ public struct DNSResponder: Sendable {
         self.resolver = resolver
         self.watch = watch
         self.metrics = metrics
-        self.rules = rules
+        liveRules = LiveRules(rules)
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)
         forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL)
         forwardFlights = ForwardFlights(cache: forwardCache)
+        answerCache = AnswerCache()
     }
 
     /// The response to `message`.
@@ -82,19 +91,42 @@ public struct DNSResponder: Sendable {
     /// that takes no upstream — a rule, a refusal, a fresh entry of the trusted cache
     /// (``CachingResolver/cachedOutcome(_:family:)``) or of the forward cache.
     func prepare(_ message: [UInt8], over transport: DNSTransport) -> PreparedResponse {
+        let key = AnswerKey(query: message, over: transport)
+        // A query asked before: its plan was to resolve this name, and the rules have not been replaced
+        // since (a reload) — their generation is read before the rules, so a replacement in between
+        // leaves an entry that is never used.
+        let generation = liveRules.generation
+        var looked: (entry: AnswerCache.Entry, outcome: ResolutionOutcome?)?
+        if let key, let entry = answerCache.entry(for: key), entry.rulesGeneration == generation {
+            let outcome = resolver.cachedOutcome(entry.name, family: entry.family)
+            if let outcome, outcome.answer == entry.answer {
+                _ = watch?.offer(outcome, family: entry.family)
+                return .ready(Reply(bytes: entry.template.reply(to: message, nameLength: key.nameLength, age: outcome.age),
+                                    type: entry.type, outcome: entry.outcome))
+            }
+            looked = (entry, outcome)
+        }
         switch IncomingMessage(wire: message) {
         case .drop:
             return .ready(.none(nil))
         case .reject(let header, let question, let rcode):
             return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
         case .query(let query):
-            switch QueryPlan.make(for: query, rules: rules, blocked: blockedAnswer) {
+            switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer) {
             case .answer(let answer):
                 return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):
-                guard let outcome = resolver.cachedOutcome(name, family: family) else { return .resolve(query, name, family) }
+                // Looked up once per query, so the cache's statistics count it once.
+                let outcome = if let looked, looked.entry.name == name, looked.entry.family == family {
+                    looked.outcome
+                } else {
+                    resolver.cachedOutcome(name, family: family)
+                }
+                guard let outcome else { return .resolve(query, name, family) }
                 _ = watch?.offer(outcome, family: family)
-                return .ready(write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport))
+                let reply = write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport)
+                if let key { keep(reply, for: key, name: name, family: family, outcome: outcome, rulesGeneration: generation) }
+                return .ready(reply)
             case .forward:
                 guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
                 // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
@@ -148,6 +180,17 @@ public struct DNSResponder: Sendable {
             return Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
                          outcome: DNSQueryMetrics.Outcome(forwarded: reply.wire))
         }
+    }
+
+    /// Keeps `reply`, written from `outcome`, in ``answerCache`` for the next query with `key`.
+    private func keep(_ reply: Reply, for key: AnswerKey, name: HostName, family: AddressFamily, outcome: ResolutionOutcome,
+                      rulesGeneration: UInt64) {
+        guard let bytes = reply.bytes, bytes.count >= 12 + key.nameLength else { return }
+        // Each record's TTL at age 0, in the order written: what a hit counts down from.
+        let fresh = DNSAnswer(ResolutionOutcome(answer: outcome.answer, ttlLeft: outcome.ttlLeft, age: 0), limits: resolver.cache.limits)
+        guard let template = ReplyTemplate(message: bytes, lifetimes: (fresh.records + fresh.authority).map(\.ttl)) else { return }
+        answerCache.keep(AnswerCache.Entry(name: name, family: family, answer: outcome.answer, template: template,
+                                           type: reply.type, outcome: reply.outcome, rulesGeneration: rulesGeneration), for: key)
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,

@@ -68,7 +68,7 @@ public final class DNSServer: Sendable {
             throw .remoteNotAllowed(remote)
         }
         if state.withLock({ $0 != nil }) { throw .alreadyStarted }
-        var sockets: [(DatagramSocket, Listener)] = []
+        var sockets: [(BlockingDatagramSocket, Listener)] = []
         do throws(DNSServerError) {
             for address in configuration.listenAddresses { sockets.append(try bind(address)) }
         } catch {
@@ -121,13 +121,13 @@ public final class DNSServer: Sendable {
 
     /// A UDP socket and a TCP listener on one port of `address`. For port 0 the UDP socket picks the
     /// port; when TCP finds it taken, both are tried again on another.
-    private func bind(_ address: SocketAddress) throws(DNSServerError) -> (DatagramSocket, Listener) {
+    private func bind(_ address: SocketAddress) throws(DNSServerError) -> (BlockingDatagramSocket, Listener) {
         var attempt = 0
         while true {
             attempt += 1
-            let socket: DatagramSocket
+            let socket: BlockingDatagramSocket
             do throws(SocketError) {
-                socket = try DatagramSocket(binding: address, receiveBuffer: Self.udpReceiveBuffer)
+                socket = try BlockingDatagramSocket(binding: address, receiveBuffer: Self.udpReceiveBuffer)
             } catch {
                 throw .bind(address, .udp, error)
             }

@@ -103,6 +103,14 @@ final class ForwardCache: Sendable {
         }
     }
 
+    /// Drops the replies kept for questions about `name` (every type; in the form ``ForwardedQuestion/name``
+    /// has: lower case, no final dot), or every reply when `name` is `nil`.
+    func remove(name: String?) {
+        state.withLock { state in
+            for question in state.entries.keys where name == nil || question.name == name { state.remove(question) }
+        }
+    }
+
     /// The replies kept (expired ones included until they are dropped).
     var count: Int { state.withLock { $0.entries.count } }
 }

@@ -1,79 +1,96 @@
+import Foundation
 import HostPin
 import HostPinNet
 
-/// The stub on one UDP socket: a task receives datagrams one after another and answers at once those
-/// that wait for nothing (cache hits, rules, refusals: ``DNSResponder/prepare(_:over:)``); each of the
-/// others gets a child task of its own, so a query waiting for an upstream does not hold back the cache
-/// hits behind it. Answering hits in the receiving task spares each a task and two thread hand-offs.
+/// The stub on one UDP socket: a thread of its own receives datagrams one after another, blocking, and
+/// answers at once those that wait for nothing (cache hits, rules, refusals:
+/// ``DNSResponder/prepare(_:over:)``); each of the others gets a task of its own, so a query waiting for
+/// an upstream does not hold back the cache hits behind it.
+///
+/// A thread rather than a task: a task that receives from a busy socket finds a datagram waiting nearly
+/// every time, so it never suspends and holds one of the cooperative pool's threads (two here) away
+/// from every other task of the process; and a socket on the ``EventLoop`` wakes the loop's thread for
+/// every datagram in and out. One thread per listening socket bounds them.
 final class UDPService: Sendable {
-    let socket: DatagramSocket
+    let socket: BlockingDatagramSocket
     private let responder: DNSResponder
     /// Shared by every UDP socket of the server: queries being answered, and the most allowed.
     private let inFlight: QueryCount
     /// Shared by every UDP socket of the server: `nil` when queries are not rate-limited.
     private let limiter: RateLimiter?
 
-    init(socket: DatagramSocket, responder: DNSResponder, inFlight: QueryCount, limiter: RateLimiter?) {
+    init(socket: BlockingDatagramSocket, responder: DNSResponder, inFlight: QueryCount, limiter: RateLimiter?) {
         self.socket = socket
         self.responder = responder
         self.inFlight = inFlight
         self.limiter = limiter
     }
 
-    /// Datagrams handled between two yields to the other tasks of the cooperative pool.
-    static let datagramsPerYield = 32
+    /// A query that waits for an upstream, handed from the receiving thread to ``run()``.
+    private struct Waiting: Sendable {
+        let prepared: PreparedResponse
+        let source: SocketAddress
+    }
 
     /// Answers queries until the socket is shut down or the task cancelled, waits for the answers in
-    /// flight (cancelled with it), then closes the socket.
+    /// flight (cancelled with it) and for the receiving thread to end, then closes the socket.
     func run() async {
+        let (waiting, handOver) = AsyncStream.makeStream(of: Waiting.self)
+        let thread = Thread { [self] in
+            receive(handingOver: handOver)
+            handOver.finish()
+        }
+        thread.name = "hostpin-udp"
+        thread.start()
+        await withTaskCancellationHandler {
+            await withDiscardingTaskGroup { group in
+                // Ends when the thread has ended: the socket was shut down.
+                for await query in waiting {
+                    group.addTask { [socket, responder, inFlight] in
+                        defer { inFlight.leave() }
+                        guard let response = responder.counted(await responder.finish(query.prepared, over: .udp), over: .udp)
+                        else { return }
+                        _ = try? socket.send(response, to: query.source)
+                    }
+                }
+            }
+        } onCancel: {
+            socket.shutdown()
+        }
+        socket.close()
+    }
+
+    /// The receiving thread's loop, until the socket is shut down: answers what waits for nothing and
+    /// hands the rest over (each counted in ``inFlight``).
+    private func receive(handingOver handOver: AsyncStream<Waiting>.Continuation) {
         // One read buffer for every datagram (see DatagramSocket.receive(deadline:into:)).
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DatagramSocket.maximumDatagram, alignment: 1)
         defer { buffer.deallocate() }
-        await withDiscardingTaskGroup { group in
-            var sinceYield = 0
-            while true {
-                // A receive that finds a datagram waiting does not suspend, and cache hits are answered
-                // right here: under a steady stream this loop would keep one of the cooperative pool's
-                // threads (two here) for as long as the stream lasts, and every other task of the process
-                // (the proxy's connections, in `hostpin serve --listen`) would wait. Seen in CI: proxy
-                // tests got no reply for 10 s while a test flooded a stub in the same process.
-                sinceYield += 1
-                if sinceYield == Self.datagramsPerYield {
-                    sinceYield = 0
-                    await Task.yield()
-                }
-                let datagram: Datagram
-                do throws(SocketError) {
-                    datagram = try await socket.receive(deadline: nil, into: buffer)
-                } catch {
-                    if case .system = error {
-                        // Out of memory or buffers: not the client's doing, and retrying at once would spin.
-                        await EventLoop.shared.sleep(until: .after(.milliseconds(100)))
-                        continue
-                    }
-                    return  // closed or cancelled: the server is stopping
-                }
-                if let limiter, !limiter.admit(datagram.source.address) {
-                    responder.metrics?.record(.other, .rateLimited, over: .udp)
-                    continue
-                }
-                let prepared = responder.prepare(datagram.bytes, over: .udp)
-                if case .ready(let reply) = prepared {
-                    // A full send buffer drops the answer, as a lossy network would; the client asks again.
-                    if let response = responder.counted(reply, over: .udp) { _ = try? socket.send(response, to: datagram.source) }
-                    continue
-                }
-                guard inFlight.enter() else {
-                    responder.metrics?.record(.other, .overloaded, over: .udp)
-                    continue
-                }
-                group.addTask { [socket, responder, inFlight] in
-                    defer { inFlight.leave() }
-                    guard let response = responder.counted(await responder.finish(prepared, over: .udp), over: .udp) else { return }
-                    _ = try? socket.send(response, to: datagram.source)
-                }
+        while true {
+            let datagram: Datagram
+            do throws(SocketError) {
+                datagram = try socket.receive(into: buffer)
+            } catch {
+                guard case .system = error else { return }  // shut down: the server is stopping
+                // Out of memory or buffers: not the client's doing, and retrying at once would spin.
+                usleep(100_000)
+                continue
             }
+            if let limiter, !limiter.admit(datagram.source.address) {
+                responder.metrics?.record(.other, .rateLimited, over: .udp)
+                continue
+            }
+            let prepared = responder.prepare(datagram.bytes, over: .udp)
+            if case .ready(let reply) = prepared {
+                // A full send buffer drops the answer, as a lossy network would; the client asks again.
+                if let response = responder.counted(reply, over: .udp) { _ = try? socket.send(response, to: datagram.source) }
+                continue
+            }
+            guard inFlight.enter() else {
+                responder.metrics?.record(.other, .overloaded, over: .udp)
+                continue
+            }
+            if case .terminated = handOver.yield(Waiting(prepared: prepared, source: datagram.source)) { inFlight.leave() }
         }
-        socket.close()
     }
 }

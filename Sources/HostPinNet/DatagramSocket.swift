@@ -34,23 +34,8 @@ package final class DatagramSocket: Sendable {
     /// - Throws: ``SocketError/system(call:errno:)`` from `socket`, `bind` (`EADDRINUSE`, `EACCES`,
     ///   `EADDRNOTAVAIL`) or the loop's registration.
     package init(binding address: SocketAddress, receiveBuffer: Int? = nil) throws(SocketError) {
-        let domain = address.address.family == .v4 ? AF_INET : AF_INET6
-        let descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
-        if var size = receiveBuffer.map(Int32.init(clamping:)) {
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        if address.address.family == .v6 {
-            var one: Int32 = 1
-            _ = setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
-        }
-        guard address.withSockaddr({ bind(descriptor, $0, $1) }) == 0,
-              let bound = SocketAddress.of(socket: descriptor, peer: false)
-        else {
-            let failure = errno
-            Glibc.close(descriptor)
-            throw .system(call: "bind", errno: failure)
-        }
+        let (descriptor, bound) = try BlockingDatagramSocket.open(binding: address, receiveBuffer: receiveBuffer,
+                                                                  flags: Int32(SOCK_NONBLOCK.rawValue))
         boundAddress = bound
         channel = try SocketChannel(descriptor: descriptor)  // closes the descriptor when it throws
     }

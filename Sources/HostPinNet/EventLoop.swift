@@ -20,12 +20,19 @@ import Musl
 /// keep at most one live entry per direction (see ``SocketChannel``), and the entries of closed
 /// registrations are dropped when they outnumber the live ones, so the heap stays bounded.
 ///
-/// The loop thread only waits in `epoll_wait` and runs handlers, which record readiness and resume
-/// continuations; the resumed tasks run on Swift's pool. Why a loop of our own (not Dispatch sources):
-/// a Dispatch source must be resumed and suspended around each wait, and a wakeup that arrives while it
-/// is suspended is lost; edge-triggered epoll with a per-direction `ready` flag cannot lose one (see
-/// ``SocketChannel``), and one thread serves any number of sockets, so threads do not grow with load.
-package final class EventLoop: Sendable {
+/// The loop thread waits in `epoll_wait` and runs handlers, which record readiness and resume
+/// continuations. It is also a `TaskExecutor`: a task started with the loop as its executor preference
+/// (`Task(executorPreference: loop)`, as the proxy's connections are) runs its jobs on the loop thread,
+/// between `epoll_wait` calls, so a continuation resumed by a handler continues on the same thread
+/// without a hop to Swift's pool and back (the lesson of event-driven servers: the loop owns its
+/// connections). Jobs must not block; those enqueued from other threads wake the loop through the eventfd.
+/// Tasks without that preference are resumed on Swift's pool as usual.
+///
+/// Why a loop of our own (not Dispatch sources): a Dispatch source must be resumed and suspended around
+/// each wait, and a wakeup that arrives while it is suspended is lost; edge-triggered epoll with a
+/// per-direction `ready` flag cannot lose one (see ``SocketChannel``), and one thread serves any number
+/// of sockets, so threads do not grow with load.
+package final class EventLoop: TaskExecutor, Sendable {
     /// The process's loop, started on first use.
     package static let shared = EventLoop()
 
@@ -45,12 +52,15 @@ package final class EventLoop: Sendable {
         var nextToken: UInt64 = 1  // 0 is the wake-up eventfd
         var timers = TimerHeap()
         var sleep = Sleep.awake
+        /// Jobs of tasks that prefer this loop as their executor, in the order they were enqueued.
+        var jobs: [UnownedJob] = []
     }
 
     private let epoll: Int32
     private let wakeup: Int32
     private static let wakeToken: UInt64 = 0
-    /// Guards the registry, the timer heap and what the loop thread is doing (awake or asleep until when).
+    /// Guards the registry, the timer heap, the job queue and what the loop thread is doing (awake or
+    /// asleep until when).
     private let state = Mutex(State())
 
     private init() {
@@ -116,10 +126,24 @@ package final class EventLoop: Sendable {
             state.sleep = .asleep(until: deadline)  // one eventfd write per earlier deadline
             return true
         }
-        if wake {
-            var one: UInt64 = 1
-            _ = Glibc.write(wakeup, &one, MemoryLayout<UInt64>.size)
+        if wake { wakeUp() }
+    }
+
+    /// Queues a job of a task that prefers this loop as its executor; it runs on the loop thread.
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let wake = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard case .asleep = state.sleep else { return false }
+            state.sleep = .awake  // one eventfd write until the loop goes to sleep again
+            return true
         }
+        if wake { wakeUp() }
+    }
+
+    private func wakeUp() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeup, &one, MemoryLayout<UInt64>.size)
     }
 
     private func run() {
@@ -127,6 +151,7 @@ package final class EventLoop: Sendable {
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         while true {
             fireTimers()
+            runJobs()
             let timeout = prepareToSleep()
             let count = epoll_wait(epoll, events, Int32(capacity), timeout)
             let failure = errno
@@ -151,6 +176,17 @@ package final class EventLoop: Sendable {
         }
     }
 
+    /// Runs the jobs queued so far; jobs they queue run on the next turn, after the loop has polled
+    /// epoll again (without sleeping), so a busy task cannot starve the sockets.
+    private func runJobs() {
+        let jobs = state.withLock { state -> [UnownedJob] in
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+        let executor = asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: executor) }
+    }
+
     /// Runs every timer that is due; a handler's later deadline is scheduled again.
     private func fireTimers() {
         let now = ContinuousClock.now
@@ -164,9 +200,10 @@ package final class EventLoop: Sendable {
     }
 
     /// Marks the loop asleep until its earliest timer and returns `epoll_wait`'s timeout in milliseconds
-    /// (rounded up, so a timer never fires early; -1 for none).
+    /// (rounded up, so a timer never fires early; -1 for none; 0, staying awake, while jobs are queued).
     private func prepareToSleep() -> Int32 {
         state.withLock { state in
+            if !state.jobs.isEmpty { return 0 }
             // Timers of closed registrations linger until their deadline; drop them once they dominate.
             if state.timers.count > 1024, state.timers.count > 4 * state.handlers.count {
                 let handlers = state.handlers

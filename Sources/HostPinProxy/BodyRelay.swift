@@ -26,14 +26,29 @@ enum BodyRelay {
     /// Relays a body framed as `framing` from `input` to `output`.
     ///
     /// - Parameters:
+    ///   - leading: Bytes to send before the body (the message's head). When the body's first bytes are
+    ///     already buffered they go out together, in one `send`; otherwise at once, so the peer sees the
+    ///     head while the body is awaited.
     ///   - idle: The longest wait for one read or write.
     ///   - removingTrailers: Trailer field names (lower case) dropped when re-encoding chunked.
     ///   - counter: Where the body's bytes (decoded) are counted once written; `nil` for nowhere.
     /// - Returns: The body's length in bytes (decoded).
     /// - Throws: ``Failure``.
     static func relay(_ framing: BodyFraming, from input: BufferedInput, to output: SocketChannel,
-                      coding: OutputCoding, idle: Duration, removingTrailers: Set<String> = [],
+                      coding: OutputCoding, idle: Duration, leading: [UInt8] = [], removingTrailers: Set<String> = [],
                       counter: RelayCounter? = nil) async throws(Failure) -> UInt64
+    {
+        var sink = Sink(channel: output, leading: leading)
+        if !input.hasBuffered { try await sink.flush(idle: idle) }
+        let total = try await relayBody(framing, from: input, to: &sink, coding: coding, idle: idle,
+                                        removingTrailers: removingTrailers, counter: counter)
+        try await sink.flush(idle: idle)  // a body that was empty after all
+        return total
+    }
+
+    private static func relayBody(_ framing: BodyFraming, from input: BufferedInput, to output: inout Sink,
+                                  coding: OutputCoding, idle: Duration, removingTrailers: Set<String>,
+                                  counter: RelayCounter?) async throws(Failure) -> UInt64
     {
         switch framing {
         case .none:
@@ -43,22 +58,22 @@ enum BodyRelay {
             while remaining > 0 {
                 let bytes = try await read(input, maximum: Int(min(remaining, 65_536)), idle: idle)
                 if bytes.isEmpty { throw .truncated }
-                try await write(bytes, to: output, coding: coding, idle: idle)
+                try await output.write(coding == .chunked ? ChunkedEncoder.chunk(bytes) : bytes, idle: idle)
                 counter?.add(bytes.count)
                 remaining -= UInt64(bytes.count)
             }
-            if coding == .chunked { try await write(raw: ChunkedEncoder.end(trailers: HeaderFields()), to: output, idle: idle) }
+            if coding == .chunked { try await output.write(ChunkedEncoder.end(trailers: HeaderFields()), idle: idle) }
             return length
         case .untilClose:
             var total: UInt64 = 0
             while true {
                 let bytes = try await read(input, maximum: 65_536, idle: idle)
                 if bytes.isEmpty { break }
-                try await write(bytes, to: output, coding: coding, idle: idle)
+                try await output.write(coding == .chunked ? ChunkedEncoder.chunk(bytes) : bytes, idle: idle)
                 counter?.add(bytes.count)
                 total += UInt64(bytes.count)
             }
-            if coding == .chunked { try await write(raw: ChunkedEncoder.end(trailers: HeaderFields()), to: output, idle: idle) }
+            if coding == .chunked { try await output.write(ChunkedEncoder.end(trailers: HeaderFields()), idle: idle) }
             return total
         case .chunked:
             var decoder = ChunkedDecoder()
@@ -87,7 +102,7 @@ enum BodyRelay {
                         }
                     }
                 }
-                try await write(raw: out, to: output, idle: idle)
+                try await output.write(out, idle: idle)
                 if dataCount > 0 { counter?.add(dataCount) }
             }
             return total
@@ -102,18 +117,33 @@ enum BodyRelay {
         }
     }
 
-    private static func write(_ bytes: [UInt8], to output: SocketChannel, coding: OutputCoding, idle: Duration)
-        async throws(Failure)
-    {
-        try await write(raw: coding == .chunked ? ChunkedEncoder.chunk(bytes) : bytes, to: output, idle: idle)
-    }
+    /// The outgoing socket, with the bytes still to be sent in front of the next write.
+    private struct Sink {
+        let channel: SocketChannel
+        var leading: [UInt8]
 
-    private static func write(raw bytes: [UInt8], to output: SocketChannel, idle: Duration) async throws(Failure) {
-        guard !bytes.isEmpty else { return }
-        do throws(SocketError) {
-            try await output.write(bytes, deadline: .after(idle))
-        } catch {
-            throw .write(error)
+        /// Sends the leading bytes and `bytes`; the leading bytes alone when `bytes` is empty (a read that
+        /// gave no body byte yet: the peer must not wait for the head).
+        mutating func write(_ bytes: [UInt8], idle: Duration) async throws(Failure) {
+            guard !bytes.isEmpty else { return try await flush(idle: idle) }
+            let all = leading.isEmpty ? bytes : leading + bytes
+            leading = []
+            do throws(SocketError) {
+                try await channel.write(all, deadline: .after(idle))
+            } catch {
+                throw .write(error)
+            }
+        }
+
+        /// Sends the leading bytes alone, if any.
+        mutating func flush(idle: Duration) async throws(Failure) {
+            let bytes = leading
+            leading = []
+            do throws(SocketError) {
+                if !bytes.isEmpty { try await channel.write(bytes, deadline: .after(idle)) }
+            } catch {
+                throw .write(error)
+            }
         }
     }
 }

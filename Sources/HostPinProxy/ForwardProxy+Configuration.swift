@@ -23,7 +23,8 @@ extension ForwardProxy {
         /// requests get every action, CONNECT tunnels only what a rule says about the whole host (block,
         /// pin, pass, redirect to another host). A `pass` rule cannot hand a request to the system's
         /// resolver, which the proxy never asks: the host is resolved through the trusted upstreams as if
-        /// no rule applied, without header edits. Default: none.
+        /// no rule applied, without header edits. The proxy starts with these; ``ForwardProxy/liveRules``
+        /// holds those in force. Default: none.
         public var rules = Rules()
         /// The ports CONNECT may reach. Default: 443 only.
         public var allowedConnectPorts: Set<UInt16> = [443]

@@ -17,7 +17,9 @@ import Synchronization
 /// ```
 ///
 /// Sockets are non-blocking and driven by one epoll thread (HostPinNet's `EventLoop`, whose
-/// edge-triggered waits cannot lose a wakeup); each client connection is one task. Requests are parsed
+/// edge-triggered waits cannot lose a wakeup); each client connection is one task, which runs on that
+/// same thread (the loop is its executor), so a socket becoming ready continues the waiting task
+/// without a thread hop. Requests are parsed
 /// by ``RequestHeadParser``, a strict RFC 9112 parser of HostPin's own (Debian 12 packages no maintained
 /// HTTP/1.1 parser). Failures reach the client as ``ProxyError`` responses (400, 403, 502, 504, …) with a
 /// one-line text body.
@@ -26,6 +28,9 @@ public final class ForwardProxy: Sendable {
     public let configuration: Configuration
     /// The resolver every target name goes through.
     public let resolver: any HostResolver
+    /// The rules in force, at first ``Configuration/rules``, replaceable while the proxy runs (a reload):
+    /// each request reads them once, when its head has arrived.
+    public let liveRules: LiveRules
 
     private struct Running {
         var listener: Listener
@@ -48,6 +53,7 @@ public final class ForwardProxy: Sendable {
     public init(configuration: Configuration, resolver: any HostResolver) {
         self.configuration = configuration
         self.resolver = resolver
+        liveRules = LiveRules(configuration.rules)
         keeper = OriginKeeper(timeout: configuration.originKeepAlive)
     }
 
@@ -163,12 +169,14 @@ public final class ForwardProxy: Sendable {
                                             connectTimeout: configuration.connectTimeout,
                                             proxy: ListeningEndpoint(bound: running.listener.boundAddress),
                                             happyEyeballs: configuration.happyEyeballs)
-            let connection = ProxyConnection(client: channel, configuration: configuration, connector: connector,
+            let connection = ProxyConnection(client: channel, configuration: configuration, rules: liveRules, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)
             let metrics = configuration.metrics
             metrics?.connectionOpened()
-            let task = Task {
+            // On the loop that reports the connection's socket edges: its jobs run there, with no hop to
+            // Swift's pool and back for every wait (EventLoop's documentation).
+            let task = Task(executorPreference: EventLoop.shared) {
                 await connection.run()
                 slot.registry.remove(slot.id)
                 metrics?.connectionClosed()

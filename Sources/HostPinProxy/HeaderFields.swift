@@ -24,7 +24,7 @@ public struct HeaderFields: Sendable, Hashable, Sequence {
 
     /// The values of every line named `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
     }
 
     /// The members of the comma-separated lists in every line named `name`, trimmed, empty ones
@@ -37,7 +37,7 @@ public struct HeaderFields: Sendable, Hashable, Sequence {
 
     /// Whether the `name` list holds `token`, case-insensitively (e.g. `Connection: close`).
     public func contains(_ name: String, token: String) -> Bool {
-        listMembers(name).contains { $0.lowercased() == token.lowercased() }
+        listMembers(name).contains { $0.equalsIgnoringASCIICase(token) }
     }
 
     /// These fields without any line whose lower-cased name is in `names`.
@@ -62,12 +62,28 @@ public struct HeaderFields: Sendable, Hashable, Sequence {
     }
 }
 
+extension String {
+    /// Whether the two are equal but for the case of ASCII letters, without making lower-cased copies
+    /// (field names and the tokens compared here are ASCII; this runs several times per message).
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        let (mine, theirs) = (utf8, other.utf8)
+        guard mine.count == theirs.count else { return false }
+        return zip(mine, theirs).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
+        }
+    }
+}
+
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
     func trimmingWhitespace() -> String {
-        var scalars = Substring(self).unicodeScalars[...]
-        while let first = scalars.first, first == " " || first == "\t" { scalars = scalars.dropFirst() }
-        while let last = scalars.last, last == " " || last == "\t" { scalars = scalars.dropLast() }
-        return String(String.UnicodeScalarView(scalars))
+        let text = Substring(self)
+        let bytes = text.utf8
+        let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isWhitespace(bytes[start]) { start = bytes.index(after: start) }
+        while start < end, isWhitespace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return String(text[start..<end])
     }
 }

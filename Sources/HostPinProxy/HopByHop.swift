@@ -15,6 +15,7 @@ enum HopByHop {
     /// bytes for the next message (request smuggling).
     static func removed(from fields: HeaderFields, alsoRemoving extra: Set<String> = []) -> HeaderFields {
         let named = Set(fields.listMembers("Connection").map { $0.lowercased() }).subtracting(["content-length"])
+        guard !named.isEmpty || !extra.isEmpty else { return fields.removing(alwaysRemoved) }  // the usual case
         return fields.removing(alwaysRemoved.union(named).union(extra))
     }
 }

@@ -22,6 +22,8 @@ import Musl
 struct ProxyConnection: Sendable {
     let client: SocketChannel
     let configuration: ForwardProxy.Configuration
+    /// The rules in force: read once per request.
+    let rules: LiveRules
     let connector: OriginConnector
     let parser: RequestHeadParser
     let keeper: OriginKeeper
@@ -113,7 +115,7 @@ struct ProxyConnection: Sendable {
             return false
         case .absoluteForm(let authority, let path):
             let when = AccessLogEntry.now()
-            let routed = RuleRouter(rules: configuration.rules).route(head, authority: authority, path: path)
+            let routed = RuleRouter(rules: rules.current).route(head, authority: authority, path: path)
             let outcome: Outcome
             switch routed.route {
             case .refuse(let error):
@@ -236,7 +238,12 @@ struct ProxyConnection: Sendable {
         } catch {
             throw reused ? .stale(.originClosed(address)) : .refused(.originClosed(address))
         }
-        let upload = Upload(hasBody: head.framing != .none)
+        guard head.framing != .none else {
+            // Nothing to upload: no task beside the response (a child task per request cost a task
+            // allocation and a scheduling round trip).
+            return try await relayResponse(head, from: origin.input, origin: address, reused: reused)
+        }
+        let upload = Upload()
         let configuration = configuration
         async let uploaded: Void = upload.run {
             () async throws(BodyRelay.Failure) -> Void in
@@ -320,16 +327,10 @@ struct ProxyConnection: Sendable {
         let keepAlive = head.wantsKeepAlive && framing != .untilClose && !(framing == .chunked && coding == .identity)
             && !slot.isStopping
         var outcome = Outcome(status: response.status, pinned: origin)
-        do throws(SocketError) {
-            try await client.write(ForwardedHead.response(response, coding: coding, closing: !keepAlive,
-                                                          via: configuration.viaPseudonym),
-                                   deadline: .after(configuration.idleTimeout))
-        } catch {
-            return outcome
-        }
+        let forwarded = ForwardedHead.response(response, coding: coding, closing: !keepAlive, via: configuration.viaPseudonym)
         do throws(BodyRelay.Failure) {
             outcome.bytes = try await BodyRelay.relay(framing, from: originInput, to: client, coding: coding,
-                                                      idle: configuration.idleTimeout,
+                                                      idle: configuration.idleTimeout, leading: forwarded,
                                                       counter: RelayCounter(configuration.metrics, .toClient))
             outcome.keepAlive = keepAlive
             outcome.originReusable = response.version == .http11 && framing != .untilClose
@@ -374,10 +375,9 @@ private final class Upload: Sendable {
     /// Guards the upload's state, written by the upload task and read by the response side.
     private let current: Mutex<State>
 
-    /// A request without a body is finished from the start, so the response side never waits for (or
-    /// races with) an upload task that has nothing to do.
-    init(hasBody: Bool) {
-        current = Mutex(hasBody ? .running : .finished)
+    /// Running from the start (a request without a body has no upload at all).
+    init() {
+        current = Mutex(.running)
     }
 
     var state: State { current.withLock { $0 } }
@@ -389,7 +389,6 @@ private final class Upload: Sendable {
 
     /// Runs `body`, recording how it ended; on failure calls `onFailure` (which wakes the response side).
     func run(_ body: @Sendable () async throws(BodyRelay.Failure) -> Void, onFailure: @Sendable () -> Void) async {
-        if isFinished { return }
         do throws(BodyRelay.Failure) {
             try await body()
             current.withLock { $0 = .finished }

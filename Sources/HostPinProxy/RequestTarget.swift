@@ -42,18 +42,22 @@ public enum RequestTarget: Sendable, Hashable {
             return .asteriskForm
         }
         if text.hasPrefix("/") {
-            guard !text.contains("#") else { throw .invalidTarget("it has a fragment") }
+            guard !text.utf8.contains(UInt8(ascii: "#")) else { throw .invalidTarget("it has a fragment") }
             return .originForm(text)
         }
-        guard let schemeEnd = text.range(of: "://") else {
+        // Byte searches, not Foundation's `range(of:)` and `contains(_:)` on strings: this runs for every
+        // request, and those bridge through CFString (a profile of the proxy put this function at 12 % of
+        // its time). The scheme ends at the first ':' (RFC 3986 §3.1 allows none in it).
+        let bytes = text.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
             throw .invalidTarget("'\(text)' is neither absolute-form (http://host/path) nor origin-form (/path)")
         }
-        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        let scheme = text[..<colon].lowercased()
         guard scheme == "http" else {
             throw .invalidTarget("scheme '\(scheme)' is not proxied (use http://, or CONNECT for https)")
         }
-        let rest = text[schemeEnd.upperBound...]
-        guard !rest.contains("#") else { throw .invalidTarget("it has a fragment") }
+        let rest = text[bytes.index(colon, offsetBy: 3)...]
+        guard !rest.utf8.contains(UInt8(ascii: "#")) else { throw .invalidTarget("it has a fragment") }
         let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
         let authority = try authority(rest[..<pathStart], defaultPort: 80)
         var path = String(rest[pathStart...])
@@ -63,7 +67,7 @@ public enum RequestTarget: Sendable, Hashable {
 
     /// Parses `host[:port]`; `defaultPort` nil means the port is required (authority-form).
     private static func authority(_ text: Substring, defaultPort: UInt16?) throws(HeadError) -> Authority {
-        if text.contains("@") { throw .invalidTarget("userinfo ('user@') is not allowed (RFC 9110 §4.2.4)") }
+        if text.utf8.contains(UInt8(ascii: "@")) { throw .invalidTarget("userinfo ('user@') is not allowed (RFC 9110 §4.2.4)") }
         var hostPart = text
         var portPart: Substring?
         if text.hasPrefix("[") {

@@ -27,7 +27,7 @@ struct Tunnel: Sendable {
             guard configuration.allowedConnectPorts.contains(authority.port) else {
                 throw .connectPortNotAllowed(port: authority.port, allowed: configuration.allowedConnectPorts.sorted())
             }
-            let routed = RuleRouter(rules: configuration.rules).route(connectTo: authority)
+            let routed = RuleRouter(rules: connection.rules.current).route(connectTo: authority)
             rules = routed.rules
             switch routed.route {
             case .refuse(let error):
@@ -65,13 +65,23 @@ struct Tunnel: Sendable {
     }
 
     /// Copies bytes from `source` to `sink` until `source` ends (then half-closes `sink`) or fails (then
-    /// shuts both down, ending the other direction too).
+    /// shuts both down, ending the other direction too). The bytes go through a pipe with `splice(2)`
+    /// (``SplicePipe``), never entering the process; where the kernel refuses that, through a buffer.
     ///
-    /// - Returns: The bytes copied (each read also counted in `counter` once written).
+    /// - Returns: The bytes copied (each step also counted in `counter` once written).
     private static func pump(from source: SocketChannel, to sink: SocketChannel, idle: Duration,
                              counter: RelayCounter?) async -> UInt64 {
         var total: UInt64 = 0
         do throws(SocketError) {
+            if let pipe = SplicePipe(),
+               try await pipe.relay(from: source, to: sink, idle: idle, moved: { count in
+                   counter?.add(count)
+                   total += UInt64(count)
+               }) != nil
+            {
+                sink.shutdownWrite()
+                return total
+            }
             while true {
                 let bytes = try await source.read(deadline: .after(idle))
                 if bytes.isEmpty {

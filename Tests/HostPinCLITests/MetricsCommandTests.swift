@@ -97,6 +97,26 @@ import Glibc
         #expect(check.standardOutput.isEmpty && check.standardError.isEmpty)
     }
 
+    @Test func theWatchsVerdictsAreCountedAndPromtoolAcceptsThem() async throws {
+        // The lab's second NSD serves the same zone: the local answer is consistent.
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", "\(lab.trustedDNS)", "--watch-local",
+                                           "\(lab.trustedDNS2)", "--ordinary", "127.0.0.0/8", "--metrics-listen", "127.0.0.1:0"])
+        defer { stub.kill() }
+        let dns = try #require(stub.dnsAddresses.first)
+        let metrics = try #require(stub.metricsAddress)
+        #expect(try await Self.dig(dns, "+short", "www.example.test") == "127.0.0.10\n")
+        var text = ""
+        for _ in 0..<500 where !text.contains(#"hostpin_hijack_verdicts_total{verdict="consistent"} 1"#) {
+            try await Task.sleep(for: .milliseconds(20))
+            text = try await Self.curl("http://\(metrics)/metrics")
+        }
+        #expect(Self.samples(text).isSuperset(of: [#"hostpin_hijack_verdicts_total{verdict="consistent"} 1"#,
+                                                   #"hostpin_hijack_verdicts_total{verdict="hijacked"} 0"#,
+                                                   #"hostpin_hijack_verdicts_total{verdict="inconclusive"} 0"#]), "\(text)")
+        let check = try await Self.promtoolCheck(text)
+        #expect(check.status == 0, "promtool: \(check.standardOutput)\(check.standardError)")
+    }
+
     @Test func healthzIsOkThen503OnceNoUpstreamIsHealthyAndWhileStopping() async throws {
         // The only upstream is a port nothing listens on: each query fails at once (port unreachable).
         let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--grace", "30",

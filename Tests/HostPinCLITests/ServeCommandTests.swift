@@ -288,10 +288,12 @@ final class ServeProcess: Sendable {
     private let process: Process
     private let errorPath: String
 
-    /// Starts `hostpin serve arguments…` and waits until it says where it listens.
+    /// Starts `hostpin serve arguments…` and waits until it says where it listens (the proxy too when
+    /// `expectsProxy`, by default when the arguments have `--listen`).
     ///
     /// - Throws: ``Failure`` with its standard error when it exits or says nothing within 10 seconds.
-    init(_ arguments: [String], command: String = "serve", standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+    init(_ arguments: [String], command: String = "serve", standardOutput: FileHandle = FileHandle.nullDevice,
+         expectsProxy: Bool? = nil) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-serve-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
@@ -305,20 +307,24 @@ final class ServeProcess: Sendable {
         self.process = process
         pid = process.processIdentifier
         let wantsDNS = command == "serve"
-        let wantsProxy = arguments.contains("--listen") || command == "proxy"
+        let wantsProxy = expectsProxy ?? (arguments.contains("--listen") || command == "proxy")
         let wantsMetrics = arguments.contains("--metrics-listen")
+        // The control socket is bound last: a test that asks it right away must wait for its line too.
+        let wantsControl = arguments.contains("--control-socket")
         var dns: [String] = []
         var proxy: String?
         var metrics: String?
         var ready = false
         for _ in 0..<500 {
             let lines = ((try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "").split(separator: "\n")
+                .map(Self.message(of:))
             dns = lines.filter { $0.hasSuffix(" (DNS over UDP and TCP)") }.compactMap { Self.address(in: $0) }
             // `hostpin proxy` says only `listening on IP:PORT` for its proxy.
             proxy = lines.first { $0.hasSuffix(" (HTTP proxy)") || (command == "proxy" && $0.hasPrefix("listening on ") && !$0.hasSuffix(")")) }
                 .flatMap { Self.address(in: $0) }
             metrics = lines.first { $0.hasSuffix(" (metrics)") }.flatMap { Self.address(in: $0) }
             ready = (!wantsDNS || !dns.isEmpty) && (!wantsProxy || proxy != nil) && (!wantsMetrics || metrics != nil)
+                && (!wantsControl || lines.contains { $0.hasSuffix(" (control)") })
             if ready { break }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
@@ -365,6 +371,14 @@ final class ServeProcess: Sendable {
               let kibibytes = Int(line.dropFirst("VmRSS:".count).split(whereSeparator: \.isWhitespace).first ?? "")
         else { throw Failure(description: "no VmRSS in /proc/\(pid)/status") }
         return kibibytes * 1024
+    }
+
+    /// A diagnostic's message: the line itself, or its `message` under `--log-format json`.
+    static func message(of line: Substring) -> Substring {
+        guard line.hasPrefix("{"),
+              let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+              let message = object["message"] as? String else { return line }
+        return Substring(message)
     }
 
     /// `IP:PORT` from `listening on IP:PORT (…)`.

@@ -17,7 +17,8 @@ import Glibc
     @Test func eachHijackedNameIsLoggedOnceAndTheVerdictsCounted() async throws {
         // The lab is all loopback: declared ordinary, so the wildcard and NXDOMAIN reasons speak alone.
         let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", "\(lab.trustedDNS)",
-                                           "--watch-local", "\(lab.hijackDNS)", "--ordinary", "127.0.0.0/8"])
+                                           "--watch-local", "\(lab.hijackDNS)", "--ordinary", "127.0.0.0/8",
+                                           "--metrics-listen", "127.0.0.1:0"])
         defer { stub.kill() }
         #expect(stub.standardError.hasPrefix("watching the local resolver \(lab.hijackDNS) for hijacking: at most one "
                                              + "comparison per 1 s, one per name per 3600 s; its answers are never used\n"))
@@ -37,6 +38,13 @@ import Glibc
             if ServeWatch.hijackLines(stub.standardError).count == 2 { rounds += 1 }
             try await Task.sleep(for: .milliseconds(200))
         }
+        // The verdicts, counted at the metrics endpoint as the summary below counts them.
+        let metrics = try #require(stub.metricsAddress)
+        let scrape = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "20", "http://\(metrics)/metrics"])
+        let verdicts = scrape.standardOutput.split(separator: "\n").filter { $0.hasPrefix("hostpin_hijack_verdicts_total{") }
+        #expect(verdicts == [#"hostpin_hijack_verdicts_total{verdict="consistent"} 1"#,
+                             #"hostpin_hijack_verdicts_total{verdict="hijacked"} 2"#,
+                             #"hostpin_hijack_verdicts_total{verdict="inconclusive"} 0"#], "\(scrape.standardOutput)")
         Glibc.kill(stub.pid, SIGTERM)
         #expect(try await stub.exitStatus() == 0)
         let lines = ServeWatch.hijackLines(stub.standardError).map(CompareOutput.normalised)

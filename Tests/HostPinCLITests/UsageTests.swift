@@ -94,9 +94,9 @@ import Testing
 
     @Test(arguments: [
         ([String](), "no subcommand was given."),
-        (["resolve", "www.example.test"], "unknown subcommand 'resolve'; the subcommands are lookup, compare, fetch, proxy, serve and help."),
+        (["resolve", "www.example.test"], "unknown subcommand 'resolve'; the subcommands are lookup, compare, fetch, proxy, serve, ctl, check-config and help."),
         (["--verbose"], "unknown option '--verbose'."),
-        (["help", "resolve"], "unknown subcommand 'resolve'; the subcommands are lookup, compare, fetch, proxy, serve and help."),
+        (["help", "resolve"], "unknown subcommand 'resolve'; the subcommands are lookup, compare, fetch, proxy, serve, ctl, check-config and help."),
     ])
     func badSubcommandIsAUsageError(_ arguments: [String], _ message: String) async throws {
         let result = try await HostPinBinary.run(arguments)

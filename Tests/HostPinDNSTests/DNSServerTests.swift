@@ -264,9 +264,15 @@ import Glibc
                     for query in 0..<50 {
                         let (name, type, expected) = names[(client + query) % names.count]
                         let id = UInt16(truncatingIfNeeded: client * 50 + query)
-                        try socket.send(TestMessage.query("\(name).example.test", type: type, id: id), to: address)
+                        // Every query in a letter case of its own (0x20), with or without RD: echoed as asked.
+                        let asked = Self.mixedCase("\(name).example.test", seed: client * 50 + query)
+                        let recursionDesired = query % 3 != 0
+                        try socket.send(TestMessage.query(asked, type: type, id: id, recursionDesired: recursionDesired), to: address)
                         let datagram = try await socket.receive(deadline: .after(.seconds(20)))
-                        if let response = TestResponse(datagram.bytes), response.id == id, response.data(ofType: type) == [expected] {
+                        if let response = TestResponse(datagram.bytes), response.id == id, response.data(ofType: type) == [expected],
+                           response.questions.map(\.name) == [asked + "."], response.recursionDesired == recursionDesired,
+                           response.recursionAvailable, response.udpSize == 1232,
+                           response.answers.first?.owner == asked + ".", response.answers.allSatisfy({ $0.ttl <= 3600 }) {
                             correct += 1
                         }
                     }
@@ -276,6 +282,15 @@ import Glibc
             return try await group.reduce(0, +)
         }
         #expect(answered == 10_000)
+    }
+
+    /// `name` with each letter's case from the bits of `seed`, as a resolver using 0x20 writes it.
+    private static func mixedCase(_ name: String, seed: Int) -> String {
+        var bits = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15
+        return String(name.map { character -> Character in
+            bits = bits >> 1 | bits << 63
+            return bits & 1 == 1 ? Character(character.uppercased()) : character
+        })
     }
 
     @Test func stopClosesEverySocketAndIsIdempotent() async throws {

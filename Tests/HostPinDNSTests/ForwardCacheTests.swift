@@ -1,7 +1,6 @@
 import CLDNS
 import HostPin
 @testable import HostPinDNS
-import Synchronization
 import Testing
 
 /// The stub's cache of forwarded replies (``ForwardCache``) and how long a reply may be kept
@@ -123,16 +122,5 @@ import Testing
         let huge = try Self.reply("huge.example.test. IN TXT", answers: (0..<10).map { "huge.example.test. 300 IN TXT \"\($0)\(big)\"" })
         cache.store(huge, for: try Self.question("huge.example.test"))
         #expect(try cache.reply(for: Self.question("huge.example.test")) == nil)  // larger than the whole cache
-    }
-}
-
-/// A monotonic clock the test moves by hand.
-private final class TestClock: MonotonicClock {
-    private let now = Mutex<UInt64>(1_000_000_000)
-
-    func nanoseconds() -> UInt64 { now.withLock { $0 } }
-
-    func advance(seconds: UInt64) {
-        now.withLock { $0 += seconds * 1_000_000_000 }
     }
 }

@@ -295,6 +295,22 @@ import Testing
         }
     }
 
+    /// `pass` applies to CONNECT as to plain HTTP: the tunnel's host is resolved through the trusted
+    /// upstreams as if no rule matched (the proxy never asks the system's resolver), and the log names the rule.
+    @Test func connectToAPassedHostTunnelsToItsTrustedAddress() async throws {
+        try await withRules(#"{"action": "pass", "host": "www.example.test"}"#) { proxy, resolver, log, _ in
+            let result = try await ProxyLab.curl(["--proxy", proxy, "--cacert", lab.caFile, https("www.example.test", "/whoami")])
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(lab.httpsPort)\n")
+            #expect(resolver.count("www.example.test") == 1)
+            let entry = try #require(await log.waitFor(1).first)
+            #expect(entry.method == "CONNECT")
+            #expect(entry.rules.map(\.keyPath) == ["rules[0]"])
+            #expect(entry.pinned?.description == "127.0.0.10:\(lab.httpsPort)")
+            #expect(entry.source == .resolved(.upstream) || entry.source == .resolved(.cache))
+        }
+    }
+
     /// A redirect of a whole host moves the tunnel to the target's address; TLS still checks the name
     /// asked for (the lab certificate holds both).
     @Test func connectToARedirectedHostTunnelsToTheTarget() async throws {

@@ -108,6 +108,30 @@ enum TestSockets {
         return (descriptor, UInt16(bigEndian: address.sin_port))
     }
 
+    /// Sends `request` to `address` and reads until end of stream, sleeping `pause` after every
+    /// `pauseEvery` bytes (a slow reader: the sender's buffers fill up). Blocking: call it off the pool.
+    static func slowExchange(_ address: SocketAddress, _ request: [UInt8], pauseEvery: Int, pause: Duration) throws -> [UInt8] {
+        let descriptor = try connectBlocking(address)
+        defer { close(descriptor) }
+        try sendAll(descriptor, request)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        var sincePause = 0
+        let (seconds, attoseconds) = pause.components
+        let microseconds = UInt32(seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received.append(contentsOf: buffer[..<count])
+            sincePause += count
+            if sincePause >= pauseEvery {
+                sincePause = 0
+                usleep(microseconds)
+            }
+        }
+        return received
+    }
+
     private static func connectBlocking(_ target: SocketAddress) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()

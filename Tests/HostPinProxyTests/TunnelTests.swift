@@ -29,6 +29,27 @@ import Testing
         }
     }
 
+    /// 4 MiB through a tunnel to a client that pauses every 64 KiB: the proxy's side towards the client
+    /// fills up again and again (the relay waits for buffer space, with splice or without), and every
+    /// byte arrives in order, followed by the origin's end of stream.
+    @Test func bulkDownloadToASlowReaderArrivesIntact() async throws {
+        let size = 4 << 20
+        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 16) }
+        let origin = try TestSockets.scriptedOrigin(response: body)
+        try await ProxyLab.withProxy({ $0.allowedConnectPorts.insert(origin.port) }) { proxy, _, _ in
+            let request = "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n"
+                + "GET /bulk HTTP/1.1\r\nHost: inner\r\n\r\n"
+            let received = try await TestSockets.offPool {
+                try TestSockets.slowExchange(proxy, Array(request.utf8), pauseEvery: 64 << 10, pause: .milliseconds(10))
+            }
+            #expect(received.starts(with: Array("HTTP/1.1 200 Connection Established\r\n".utf8)))
+            let start = LoadClient.endOfHead(received) ?? 0
+            #expect(received.count - start == size)
+            #expect(received[start...].elementsEqual(body))
+            #expect(try await origin.request.value == "GET /bulk HTTP/1.1\r\nHost: inner\r\n\r\n")
+        }
+    }
+
     @Test func connectTunnelsPlainBytesBothWaysWithHalfClose() async throws {
         let origin = try TestSockets.scriptedOrigin(response: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
         try await ProxyLab.withProxy({ $0.allowedConnectPorts.insert(origin.port) }) { proxy, _, _ in

@@ -54,6 +54,15 @@ import Testing
         var expected = LocalResolverWatch.Statistics()
         (expected.queued, expected.recentlyCompared, expected.consistent, expected.hijacked, expected.hijackedNames) = (3, 6, 1, 2, 2)
         #expect(watch.statistics == expected)
+        // The same verdicts at a scrape: hostpin_hijack_verdicts_total.
+        let exposition = ServiceMetrics(resolver: trusted, cache: cache.cache, watch: watch).exposition()
+        #expect(exposition.split(separator: "\n").filter { $0.contains("hostpin_hijack_verdicts_total") } == [
+            "# HELP hostpin_hijack_verdicts_total Comparisons of the trusted answers given with the local resolver's, by verdict.",
+            "# TYPE hostpin_hijack_verdicts_total counter",
+            #"hostpin_hijack_verdicts_total{verdict="consistent"} 1"#,
+            #"hostpin_hijack_verdicts_total{verdict="hijacked"} 2"#,
+            #"hostpin_hijack_verdicts_total{verdict="inconclusive"} 0"#,
+        ])
         let reported = reports.withLock { $0 }
         #expect(reported.map(\.name.text) == ["www.example.test", "nx.example.test"])
         #expect(reported.map { $0.reasons.map(\.code) } == [[.wildcard], [.nxdomainRewrite, .wildcard]])

@@ -4,12 +4,18 @@ import FoundationNetworking
 #endif
 import HostPin
 import HostPinURL
+import Synchronization
+
+/// Responses the observer heard of (`--observer 1`).
+private let observed = Atomic<Int>(0)
 
 /// Item 3: `--inflight` tasks (8) each sending GET `--url` back to back through one URLSession for
 /// `--seconds`, after `--warmup` seconds (which also warms HostPin's cache and the connection pool).
 /// `--mode pinned`: `URLSessionConfiguration.pinned(resolver:family: .v4, extraCAFile:)` over a
 /// `CachingResolver(TrustedResolver([--server]))`; `--mode pinned-curl`: the same with plain HTTP through
-/// libcurl (`plainHTTP: .libcurl`); `--mode plain`: `URLSessionConfiguration.default`.
+/// libcurl (`plainHTTP: .libcurl`); `--mode plain`: `URLSessionConfiguration.default`. `--observer 1`
+/// (pinned modes) sets an observer that counts the events, to measure what observing costs against the
+/// same mode without one (issue 14: no cost when no observer is set).
 /// Reports requests/s, p50/p99 latency (µs) and this process's CPU time (getrusage) per request (µs).
 enum HTTPBench {
     static func run(_ options: Options) async {
@@ -32,8 +38,14 @@ enum HTTPBench {
                 fail("resolver: \(error)")
             }
             let ca = options.string("ca", "")
+            var observer: PinnedURLProtocol.Observer?
+            if options.int("observer", 0) != 0 {
+                observer = { (event: PinnedURLProtocol.Event) in
+                    if case .response = event.outcome { observed.add(1, ordering: .relaxed) }
+                }
+            }
             configuration = .pinned(resolver: resolver, family: .v4, extraCAFile: ca.isEmpty ? nil : ca,
-                                    plainHTTP: mode == "pinned-curl" ? .libcurl : .urlSession)
+                                    plainHTTP: mode == "pinned-curl" ? .libcurl : .urlSession, observer: observer)
         case "plain":
             configuration = .default
         default:
@@ -63,6 +75,9 @@ enum HTTPBench {
         report("\(id).p50us", percentile(sorted, 50) / 1000)
         report("\(id).p99us", percentile(sorted, 99) / 1000)
         report("\(id).cpuus", cpu / Double(max(sorted.count, 1)))
+        if options.int("observer", 0) != 0, observed.load(ordering: .relaxed) < sorted.count {
+            fail("the observer heard of \(observed.load(ordering: .relaxed)) responses, fewer than the \(sorted.count) measured")
+        }
         session.invalidateAndCancel()
     }
 

@@ -332,6 +332,28 @@ struct CacheShard {
         return 1
     }
 
+    /// Removes every entry whose answer came from an upstream `isGone` picks (see
+    /// ``ResolutionCache/removeAll(answeredBy:)``).
+    ///
+    /// - Returns: The number of entries removed.
+    mutating func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
+        var removed = 0
+        var position = oldest
+        while position >= 0 {
+            let (chunk, offset) = Self.place(position)
+            let newer = chunks[chunk][offset].newer
+            let number = Int(chunks[chunk][offset].upstream)
+            let rare = chunks[chunk][offset].rare
+            let upstream = number > 0 ? upstreams[number - 1] : (rare?.negative?.upstream ?? rare?.upstream)
+            if let upstream, isGone(upstream), let slot = slot(ofPosition: position) {
+                remove(slot: slot)
+                removed += 1
+            }
+            position = newer
+        }
+        return removed
+    }
+
     /// Drops every entry and the memory that held them; the counters stay.
     mutating func removeAll() {
         let (hits, negativeHits, misses) = (self.hits, self.negativeHits, self.misses)

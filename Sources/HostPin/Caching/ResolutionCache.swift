@@ -120,10 +120,12 @@ public final class ResolutionCache: Sendable {
         let family: AddressFamily
     }
 
-    /// The TTL and entry limits in force.
-    public let limits: Limits
-    /// The serve-stale and refresh-ahead settings in force.
-    public let policy: Policy
+    /// The TTL and entry limits in force (``update(limits:policy:)`` replaces them).
+    public var limits: Limits { settings.withLock { $0.limits } }
+    /// The serve-stale and refresh-ahead settings in force (``update(limits:policy:)`` replaces them).
+    public var policy: Policy { settings.withLock { $0.policy } }
+    /// The limits and policy, replaced together. Read once per store, never on a hit.
+    private let settings: Mutex<Settings>
     let clock: any MonotonicClock
     private let shards: [Shard] = (0..<16).map { _ in Shard() }
     /// Entries across every shard, counted beside the shards so that a store sees whether the cache is
@@ -131,8 +133,20 @@ public final class ResolutionCache: Sendable {
     private let total = Atomic<Int>(0)
     private let staleServed = Atomic<Int>(0)
     private let refreshes = Atomic<Int>(0)
-    /// ``Policy/refreshAhead`` when it is on, else `nil`.
-    private let refreshFraction: Double?
+
+    /// The limits and policy in force, with what is derived from them.
+    private struct Settings: Sendable {
+        let limits: Limits
+        let policy: Policy
+        /// ``Policy/refreshAhead`` when it is on, else `nil`.
+        let refreshFraction: Double?
+
+        init(limits: Limits, policy: Policy) {
+            self.limits = limits
+            self.policy = policy
+            refreshFraction = policy.refreshAhead > 0 && policy.refreshAhead < 1 ? policy.refreshAhead : nil
+        }
+    }
 
     private final class Shard: Sendable {
         let table = Mutex(CacheShard())
@@ -152,10 +166,29 @@ public final class ResolutionCache: Sendable {
     ///     retry, a stale answer after 1.8 seconds without an upstream's, refresh after 0.8 of the TTL).
     ///   - clock: The clock expiry is measured on; `CLOCK_MONOTONIC_COARSE` by default.
     public init(limits: Limits = Limits(), policy: Policy = Policy(), clock: any MonotonicClock = SystemMonotonicClock()) {
-        self.limits = limits
-        self.policy = policy
+        settings = Mutex(Settings(limits: limits, policy: policy))
         self.clock = clock
-        refreshFraction = policy.refreshAhead > 0 && policy.refreshAhead < 1 ? policy.refreshAhead : nil
+    }
+
+    /// Replaces the limits and the policy at once (a reload). Answers stored from now on get the new
+    /// TTL clamps, stale time and refresh-ahead point; entries already held keep the lifetimes they were
+    /// given. A lower ``Limits/maximumEntries`` takes effect at once: expired entries go first, then the
+    /// least recently used of each shard in turn.
+    public func update(limits: Limits, policy: Policy) {
+        settings.withLock { $0 = Settings(limits: limits, policy: policy) }
+        let now = clock.nanoseconds()
+        var shard = 0
+        var idle = 0
+        // Round the shards, one eviction each, until the count fits or no shard has anything left.
+        while total.load(ordering: .relaxed) > max(0, limits.maximumEntries), idle < shards.count {
+            let removed = shards[shard].table.withLock { table in
+                let removed = table.evict(now: now, sparingNewest: false)
+                total.subtract(removed, ordering: .relaxed)
+                return removed
+            }
+            idle = removed > 0 ? 0 : idle + 1
+            shard = (shard + 1) % shards.count
+        }
     }
 
     // MARK: Lookups
@@ -218,7 +251,8 @@ public final class ResolutionCache: Sendable {
 
     /// `resolution`, an expired positive entry's answer, served stale.
     func staleOutcome(of resolution: Resolution) -> ResolutionOutcome {
-        ResolutionOutcome(answer: .addresses(resolution.stale(ttl: policy.staleTTL)), ttlLeft: policy.staleTTL, age: 0)
+        let staleTTL = policy.staleTTL
+        return ResolutionOutcome(answer: .addresses(resolution.stale(ttl: staleTTL)), ttlLeft: staleTTL, age: 0)
     }
 
     /// Sets when the next background refresh of `name` and `family` may start, after one failed at `now`,
@@ -257,7 +291,8 @@ public final class ResolutionCache: Sendable {
     /// Seconds the cache keeps `outcome`, an answer just received, fresh: what ``store(_:family:)`` or
     /// ``store(_:)`` would give it; 0 when it would not keep it.
     func lifetime(of outcome: ResolutionOutcome) -> UInt32 {
-        switch outcome.answer {
+        let limits = limits
+        return switch outcome.answer {
         case .addresses(let resolution):
             resolution.source == .upstream ? limits.lifetime(for: resolution.ttl) : 0
         case .negative(let negative):
@@ -271,19 +306,20 @@ public final class ResolutionCache: Sendable {
     /// same name and family, negative ones included. When the cache then holds more than
     /// ``Limits/maximumEntries``, expired entries or the least recently used one go.
     public func store(_ resolution: Resolution, family: AddressFamily) {
-        let lifetime = limits.lifetime(for: resolution.ttl)
+        let settings = settings.withLock { $0 }
+        let lifetime = settings.limits.lifetime(for: resolution.ttl)
         // Untrusted, literal, pinned and stale answers are never cached; a limit of 0 caches nothing.
-        guard lifetime > 0, resolution.source == .upstream || resolution.source == .cache, limits.maximumEntries > 0
+        guard lifetime > 0, resolution.source == .upstream || resolution.source == .cache, settings.limits.maximumEntries > 0
         else { return }
         let now = clock.nanoseconds()
         let expiresAt = now + UInt64(lifetime) * 1_000_000_000
-        let refreshAt = refreshFraction.map { now + UInt64(Double(lifetime) * $0 * 1e9) } ?? .max
+        let refreshAt = settings.refreshFraction.map { now + UInt64(Double(lifetime) * $0 * 1e9) } ?? .max
         let entry = CacheShard.Entry(content: .positive(resolution.from(.cache)), family: family,
                                      lifetime: UInt64(lifetime) * 1_000_000_000,
                                      expiresAt: expiresAt,
-                                     keepUntil: expiresAt + UInt64(policy.maximumStale) * 1_000_000_000,
+                                     keepUntil: expiresAt + UInt64(settings.policy.maximumStale) * 1_000_000_000,
                                      refreshAt: refreshAt)
-        place(entry, name: resolution.name, now: now)
+        place(entry, name: resolution.name, now: now, maximumEntries: settings.limits.maximumEntries)
     }
 
     /// Keeps `negative` for the smaller of its SOA record's TTL and MINIMUM (RFC 2308 §5), at most
@@ -296,6 +332,7 @@ public final class ResolutionCache: Sendable {
     /// than ``Resolution/Source/upstream``: the untrusted fallback, a literal) changes nothing.
     public func store(_ negative: NegativeAnswer) {
         guard negative.source == .upstream else { return }
+        let limits = limits
         let lifetime = min(negative.ttl, limits.maximumNegativeTTL)
         let key = CacheShard.Key(negative.name, negative.family)
         let now = clock.nanoseconds()
@@ -313,17 +350,17 @@ public final class ResolutionCache: Sendable {
         let entry = CacheShard.Entry(content: .negative(negative.from(.negativeCache)), family: negative.family,
                                      lifetime: UInt64(lifetime) * 1_000_000_000, expiresAt: expiresAt, keepUntil: expiresAt,
                                      refreshAt: .max)
-        place(entry, name: negative.name, now: now)
+        place(entry, name: negative.name, now: now, maximumEntries: limits.maximumEntries)
     }
 
     /// Stores `entry`, the answer for `name`, in its shard, then makes room when the cache holds more
-    /// than the limit.
-    private func place(_ entry: CacheShard.Entry, name: HostName, now: UInt64) {
+    /// than `maximumEntries`.
+    private func place(_ entry: CacheShard.Entry, name: HostName, now: UInt64, maximumEntries: Int) {
         let home = Self.shardIndex(for: name)
         let roomMade = shards[home].table.withLock { table -> Bool in
             guard table.insert(entry, name: name) else { return true }  // replaced: the count is unchanged
             // Decided under the lock, so each store that takes the count past the limit removes one.
-            guard total.add(1, ordering: .relaxed).newValue > limits.maximumEntries else { return true }
+            guard total.add(1, ordering: .relaxed).newValue > maximumEntries else { return true }
             let removed = table.evict(now: now, sparingNewest: true)
             total.subtract(removed, ordering: .relaxed)
             return removed > 0
@@ -368,6 +405,8 @@ public final class ResolutionCache: Sendable {
     /// - Returns: Whether the entry was stored.
     @discardableResult
     func restore(_ saved: SavedEntry, age: UInt64) -> Bool {
+        let settings = settings.withLock { $0 }
+        let limits = settings.limits
         guard limits.maximumEntries > 0 else { return false }
         let content: CacheShard.Entry.Content
         let lifetime: UInt64
@@ -378,7 +417,7 @@ public final class ResolutionCache: Sendable {
         case .addresses(let resolution):
             content = .positive(resolution.from(.cache))
             lifetime = UInt64(limits.lifetime(for: resolution.ttl))
-            stale = UInt64(policy.maximumStale)
+            stale = UInt64(settings.policy.maximumStale)
             name = resolution.name
             positive = true
         case .negative(let negative):
@@ -393,13 +432,13 @@ public final class ResolutionCache: Sendable {
         let second: UInt64 = 1_000_000_000
         let expiresAt = age < lifetime ? now + (lifetime - age) * second : now
         // The refresh-ahead point, counted back from the expiry; one already passed is due now.
-        let refreshAt = !positive ? .max : refreshFraction.map { fraction in
+        let refreshAt = !positive ? .max : settings.refreshFraction.map { fraction in
             let beforeExpiry = UInt64(Double(lifetime) * (1 - fraction) * 1e9)
             return expiresAt - min(expiresAt, beforeExpiry)
         } ?? .max
         let entry = CacheShard.Entry(content: content, family: saved.family, lifetime: lifetime * second, expiresAt: expiresAt,
                                      keepUntil: now + (lifetime + stale - age) * second, refreshAt: refreshAt)
-        place(entry, name: name, now: now)
+        place(entry, name: name, now: now, maximumEntries: limits.maximumEntries)
         return true
     }
 
@@ -413,6 +452,24 @@ public final class ResolutionCache: Sendable {
                 total.subtract(1, ordering: .relaxed)
             }
         }
+    }
+
+    /// Removes every entry whose answer came from an upstream `isGone` picks (a reload that drops
+    /// upstreams: their answers are no longer vouched for). `isGone` runs under a shard's lock, once per
+    /// entry: keep it a comparison.
+    ///
+    /// - Returns: The number of entries removed.
+    @discardableResult
+    public func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
+        var removed = 0
+        for shard in shards {
+            shard.table.withLock { table in
+                let count = table.removeAll(answeredBy: isGone)
+                total.subtract(count, ordering: .relaxed)
+                removed += count
+            }
+        }
+        return removed
     }
 
     /// The number of entries held, fresh or not yet removed.

@@ -17,23 +17,37 @@ public final class ServiceMetrics: Sendable {
     /// The media type of ``exposition()``: the Prometheus text format, version 0.0.4.
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// The trusted resolver: its upstreams' ``TrustedResolver/metrics`` and ``TrustedResolver/health``.
-    public let resolver: TrustedResolver
+    /// The trusted resolver in force: its upstreams' ``TrustedResolver/metrics`` and
+    /// ``TrustedResolver/health`` (a service that reloads its upstreams gives the one in force at each scrape).
+    public var resolver: TrustedResolver { currentResolver() }
+    private let currentResolver: @Sendable () -> TrustedResolver
     /// The cache in front of it: its ``ResolutionCache/statistics``.
     public let cache: ResolutionCache
     /// The DNS stub's counters; `nil` when the service runs no stub.
     public let dns: DNSQueryMetrics?
     /// The proxy's counters; `nil` when the service runs no proxy.
     public let proxy: ProxyMetrics?
+    /// The watch of the local resolver, whose verdicts are counted (`hostpin_hijack_verdicts_total`);
+    /// `nil` when the service compares nothing.
+    public let watch: LocalResolverWatch?
     private let stopping = Atomic<Bool>(false)
 
     /// Metrics of a service resolving through `resolver` and `cache`, with its stub's and proxy's
     /// counters when it runs them.
-    public init(resolver: TrustedResolver, cache: ResolutionCache, dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil) {
-        self.resolver = resolver
+    public convenience init(resolver: TrustedResolver, cache: ResolutionCache, dns: DNSQueryMetrics? = nil,
+                            proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil) {
+        self.init(currentResolver: { resolver }, cache: cache, dns: dns, proxy: proxy, watch: watch)
+    }
+
+    /// Metrics of a service whose trusted resolver may be replaced while it runs (a reload):
+    /// `currentResolver` gives the one in force, asked at each scrape and health check.
+    public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
+                dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil) {
+        self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
         self.proxy = proxy
+        self.watch = watch
     }
 
     /// The service has begun to stop: ``health`` says so from now on.
@@ -52,9 +66,21 @@ public final class ServiceMetrics: Sendable {
         var exposition = MetricsExposition()
         dns?.write(into: &exposition)
         Self.write(cache.statistics, into: &exposition)
+        let resolver = resolver
         resolver.metrics.write(into: &exposition, health: resolver.health)
         proxy?.write(into: &exposition)
+        if let watch { Self.write(watch.statistics, into: &exposition) }
         return exposition.text
+    }
+
+    private static func write(_ statistics: LocalResolverWatch.Statistics, into exposition: inout MetricsExposition) {
+        let name = "hostpin_hijack_verdicts_total"
+        exposition.family(name, .counter,
+                          help: "Comparisons of the trusted answers given with the local resolver's, by verdict.")
+        for (verdict, count) in [("consistent", statistics.consistent), ("hijacked", statistics.hijacked),
+                                 ("inconclusive", statistics.inconclusive)] {
+            exposition.sample(name, labels: [("verdict", verdict)], count)
+        }
     }
 
     private static func write(_ statistics: ResolutionCache.Statistics, into exposition: inout MetricsExposition) {

@@ -7,14 +7,14 @@ import Musl
 #endif
 
 /// Reads a whole regular file of at most a given size, refusing a larger one without reading it.
-enum BoundedFile {
+public enum BoundedFile {
     /// The contents of the regular file at `path`, at most `limit` bytes.
     ///
     /// The size is checked with `fstat` on the open file before reading, and reading stops after
     /// `limit + 1` bytes anyway, so a file that grows meanwhile cannot make it read more.
     ///
     /// - Throws: ``FileProblem`` saying why the file cannot be used.
-    static func contents(of path: String, limit: Int) throws(FileProblem) -> Data {
+    public static func contents(of path: String, limit: Int) throws(FileProblem) -> Data {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard descriptor >= 0 else {

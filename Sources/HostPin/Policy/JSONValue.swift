@@ -1,8 +1,9 @@
 import Foundation
 
-/// A JSON value as a rules file holds it: decoded with Foundation's `JSONDecoder`, then walked by
-/// ``RulesParser``, which names every problem by its key path (a `Codable` model would stop at the first).
-enum JSONValue: Sendable, Equatable, Decodable {
+/// A JSON value as a rules file (or the CLI's configuration file) holds it: decoded with Foundation's
+/// `JSONDecoder`, then walked by ``RulesParser``, which names every problem by its key path (a `Codable`
+/// model would stop at the first).
+public enum JSONValue: Sendable, Equatable, Decodable {
     case null
     case bool(Bool)
     case number(Double)
@@ -10,7 +11,7 @@ enum JSONValue: Sendable, Equatable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         // Bool before Double: Foundation's decoder refuses a number as a Bool and `true` as a number.
         if container.decodeNil() {
@@ -29,7 +30,7 @@ enum JSONValue: Sendable, Equatable, Decodable {
     }
 
     /// What the value is, for "must be a string, not a number".
-    var kind: String {
+    public var kind: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"

@@ -40,7 +40,7 @@ final class InnerSessionTransport: Transport {
     /// not on Swift's cooperative pool either, whose few threads would wait while that one queue is busy
     /// with every transfer in the process.
     ///
-    /// Only the first of `addresses` is used (``PinnedLoad`` gives one IPv4 address per transfer, and
+    /// Only the first of `addresses` is used (``InterceptionStateMachine`` gives one IPv4 address per transfer, and
     /// moves to the next when it cannot connect): URLSession reports no connection before the response,
     /// so it cannot race addresses without sending the request twice.
     func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay _: Duration, reportsConnections: Bool,
