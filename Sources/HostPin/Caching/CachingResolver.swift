@@ -19,8 +19,8 @@ import Synchronization
 ///   answer never hides it. A trusted stale answer is also preferred to one from the untrusted fallback.
 /// - Refresh-ahead: a positive entry used after ``ResolutionCache/Policy/refreshAhead`` of its lifetime is
 ///   refreshed in the background, one refresh per name at a time; the caller gets the cached answer at
-///   once, and a refresh that fails leaves the entry as it was. The check on a hit is one relaxed atomic
-///   load: no lock, no allocation.
+///   once, and a refresh that fails leaves the entry as it was. The check on a hit is one comparison made
+///   under the cache lock the lookup holds anyway.
 public final class CachingResolver: HostResolver {
     /// The resolver asked on a miss, e.g. a ``TrustedResolver``.
     public let upstream: any HostResolver
@@ -53,11 +53,22 @@ public final class CachingResolver: HostResolver {
             return literal
         }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now)
+        switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
+        case .addresses(let resolution, let generation):
+            if let generation { refresh(name, family: family, generation: generation, now: now) }
+            return resolution
+        case .negative(let negative):
+            throw negative.error
+        case .miss:
+            break
+        }
+        // A second look, not counted: what the miss path needs (an expired entry), or a store that ran
+        // since the first.
+        let found = cache.find(name, family: family, now: now, counting: false, claimingRefresh: true)
         if case .fresh(let entry) = found {
-            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
-            switch entry.content {
-            case .positive(let resolution): return resolution
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            switch entry.answer {
+            case .addresses(let resolution): return resolution
             case .negative(let negative): throw negative.error
             }
         }
@@ -103,9 +114,9 @@ public final class CachingResolver: HostResolver {
     {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now, counting: countingLookup)
+        let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
         if case .fresh(let entry) = found {
-            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
             return cache.outcome(of: entry, now: now)
         }
         return try await resolveMissing(name, family: family, found: found, now: now, leadingInline: leadingInline)
@@ -118,9 +129,17 @@ public final class CachingResolver: HostResolver {
     package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        guard case .fresh(let entry) = cache.find(name, family: family, now: now) else { return nil }
-        if entry.claimRefresh(now: now) { refresh(entry, now: now) }
-        return cache.outcome(of: entry, now: now)
+        switch cache.find(name, family: family, now: now, claimingRefresh: true) {
+        case .fresh(let entry):
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            return cache.outcome(of: entry, now: now)
+        case .expired(let entry):
+            // A name served stale whose retry was due: this lookup claimed it, so it starts it.
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            return nil
+        case .removed, .absent:
+            return nil
+        }
     }
 
     /// Resolves each of `names` into the cache ahead of its first use (pre-resolve), at most
@@ -178,9 +197,9 @@ public final class CachingResolver: HostResolver {
     {
         let key = ResolutionCache.Key(name: name, family: family)
         var standIn: Resolution?
-        if case .expired(let entry) = found, case .positive(let resolution) = entry.content {
-            if entry.servingStale.load(ordering: .relaxed) {
-                if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+        if case .expired(let entry) = found, case .addresses(let resolution) = entry.answer {
+            if entry.servingStale {
+                if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
                 cache.countStaleServed()
                 return cache.staleOutcome(of: resolution)
             }
@@ -249,10 +268,11 @@ public final class CachingResolver: HostResolver {
         return .success(cache.staleOutcome(of: standIn))
     }
 
-    /// Starts a background refresh of `entry`, whose refresh the caller has claimed, unless a resolution
-    /// of its name and family is already running (whose answer will replace the entry anyway).
-    private func refresh(_ entry: CacheShard.Entry, now: UInt64) {
-        let key = ResolutionCache.Key(name: entry.name, family: entry.family)
+    /// Starts a background refresh of the entry for `name` and `family` of `generation`, whose refresh
+    /// the caller has claimed, unless a resolution of the name and family is already running (whose
+    /// answer will replace the entry anyway).
+    private func refresh(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
+        let key = ResolutionCache.Key(name: name, family: family)
         let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
             guard flights[key] == nil else { return nil }
             let flight = Flight<ResolutionOutcome>()
@@ -260,16 +280,17 @@ public final class CachingResolver: HostResolver {
             return flight
         }
         guard let flight else {
-            entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+            cache.refreshFailed(name, family: family, generation: generation, now: now)
             return
         }
         cache.countRefresh()
-        launch(flight, for: key, refreshing: entry)
+        launch(flight, for: key, refreshing: generation)
     }
 
     /// Runs `flight`: asks `upstream`, keeps the answer in the cache, and hands the outcome to every
-    /// waiter. `entry` is the cache entry a background refresh was started for, `nil` for a miss.
-    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
+    /// waiter. `entry` is the generation of the cache entry a background refresh was started for, `nil` for
+    /// a miss.
+    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: UInt32?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
         Task { _ = await fly(flight, for: key, refreshing: entry) }
@@ -313,11 +334,11 @@ public final class CachingResolver: HostResolver {
     /// upstream failed, the budget ran out, no channel), a fresh entry stored meanwhile or the expired
     /// entry served stale; otherwise, or without such an entry, the error. A failed refresh of `entry`
     /// leaves it as it was; the next may start after the retry interval.
-    private func standIn(for error: ResolutionError, key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?)
+    private func standIn(for error: ResolutionError, key: ResolutionCache.Key, refreshing entry: UInt32?)
         -> Result<ResolutionOutcome, ResolutionError>
     {
         let now = cache.clock.nanoseconds()
-        entry?.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+        if let entry { cache.refreshFailed(key.name, family: key.family, generation: entry, now: now) }
         switch error {
         case .upstreamsFailed, .timeout, .setupFailed:
             if case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
@@ -332,13 +353,7 @@ public final class CachingResolver: HostResolver {
     /// The expired entry for `key` served stale, now that an upstream failed: from now on the name is
     /// answered stale at once and refreshed after the retry interval. `nil` without such an entry.
     private func staleAnswer(for key: ResolutionCache.Key) -> ResolutionOutcome? {
-        let now = cache.clock.nanoseconds()
-        guard case .expired(let entry) = cache.find(key.name, family: key.family, now: now, counting: false),
-              let stale = cache.staleOutcome(of: entry)
-        else { return nil }
-        entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
-        entry.servingStale.store(true, ordering: .relaxed)
-        return stale
+        cache.serveStale(key.name, family: key.family, now: cache.clock.nanoseconds())
     }
 }
 
