@@ -297,9 +297,10 @@ public final class CachingResolver: HostResolver {
     }
 
     /// The body of a flight, in whichever task runs it: asks `upstream` (unless another flight stored an
-    /// answer meanwhile), keeps the answer, ends the flight with the outcome and returns it.
+    /// answer meanwhile), keeps the answer, ends the flight with the outcome and returns it. `entry` is
+    /// the generation of the entry a background refresh was started for, `nil` for a miss.
     private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
-                     refreshing entry: CacheShard.Entry?) async -> Result<ResolutionOutcome, ResolutionError>
+                     refreshing entry: UInt32?) async -> Result<ResolutionOutcome, ResolutionError>
     {
         let result: Result<ResolutionOutcome, ResolutionError>
         let now = cache.clock.nanoseconds()
