@@ -141,7 +141,7 @@ struct LookupCommand: Subcommand {
         case .names(let names): NameListFeed(names)
         case .batch(let batch): batch
         }
-        let resolver: Result<any HostResolver, ResolutionError>
+        let resolver: Result<CachingResolver, ResolutionError>
         var keeper: CacheKeeper?
         do throws(ResolutionError) {
             // The cache and single-flight in front make a repeated name one query while its answer is
@@ -163,7 +163,8 @@ struct LookupCommand: Subcommand {
             case .success(let resolver):
                 do throws(ResolutionError) {
                     // Detailed: NXDOMAIN and NODATA keep where they came from (the JSON object's source).
-                    return .success(try await resolver.resolveDetailed(name, family: family))
+                    // Leading inline: the worker's own task resolves a miss (docs/ARCHITECTURE.md, "Bulk lookups").
+                    return .success(try await resolver.resolveDetailedLeadingInline(name, family: family))
                 } catch {
                     return .failure(error)
                 }
@@ -218,14 +219,21 @@ struct LookupCommand: Subcommand {
     ///
     /// The window is input-ordered: entry *i* starts only once entry *i − concurrency* has been reported, so
     /// at most `concurrency` entries are in flight or held finished at any time, and the feed is read no
-    /// further ahead than that. Reading is a child task like the resolutions, so finished names are
-    /// printed while a slow pipe is waited for. Once standard output fails, nothing new starts.
+    /// further ahead than that. Reading is a child task, so finished names are printed while a slow pipe is
+    /// waited for; while names are in flight, the next read waits until an eighth of the window is free, so
+    /// that a full window costs one read (and its task) per few names rather than one per name. The names
+    /// are resolved by at most `concurrency` long-lived worker tasks, started as the first names arrive,
+    /// which take the admitted names from a ``LookupWorkQueue`` one after another: no task per name
+    /// (docs/ARCHITECTURE.md, "Bulk lookups"). Once standard output fails, nothing new starts.
     static func resolveInOrder(
         _ feed: any LookupFeed, concurrency: Int,
         resolve: @escaping @Sendable (HostName) async -> Result<ResolutionOutcome, ResolutionError>,
         report: (Finished) -> ExitStatus
     ) async -> ExitStatus {
-        await withTaskGroup(of: Event.self) { group in
+        let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        let queue = LookupWorkQueue()
+        // Discarding: the group keeps no record of a finished child (the reads would pile up until the end).
+        return await withDiscardingTaskGroup { group in
             var status = ExitStatus.success
             var nextToStart = 0
             var nextToReport = 0
@@ -233,13 +241,17 @@ struct LookupCommand: Subcommand {
             var finished: [Int: Finished] = [:]
             var reading = false
             var exhausted = false
+            var workers = 0
+            var iterator = events.makeAsyncIterator()
+            let readAhead = max(1, concurrency / 8)
             while true {
                 let room = concurrency - (nextToStart - nextToReport)
-                if !reading, !exhausted, room > 0 {
+                if !reading, !exhausted, room > 0, room >= readAhead || inFlight.isEmpty {
                     reading = true
-                    group.addTask { .read(await feed.take(upTo: room)) }
+                    group.addTask { sink.yield(.read(await feed.take(upTo: room))) }
                 }
-                guard let event = await group.next() else { break }
+                // Nothing being read or resolved: every entry has been reported.
+                guard reading || !inFlight.isEmpty, let event = await iterator.next() else { break }
                 switch event {
                 case .read(let entries):
                     reading = false
@@ -250,7 +262,15 @@ struct LookupCommand: Subcommand {
                         switch entry {
                         case .name(let name):
                             inFlight[index] = name.text
-                            group.addTask { .resolved(index: index, outcome: await resolve(name)) }
+                            if workers < concurrency, workers < inFlight.count {
+                                workers += 1
+                                group.addTask {
+                                    while let job = await queue.next() {
+                                        sink.yield(.resolved(index: job.index, outcome: await resolve(job.name)))
+                                    }
+                                }
+                            }
+                            queue.push(LookupWorkQueue.Job(index: index, name: name))
                         case .invalid(let text, let problem):
                             finished[index] = .outcome(.failure(.badName(text, problem)), name: text)
                         case .unreadable(let sentence):
@@ -267,10 +287,15 @@ struct LookupCommand: Subcommand {
                     status = worse(status, report(next))
                     if Console.outputFailed {
                         exhausted = true
+                        // The names no worker took will never be resolved: nothing waits for them.
+                        for job in queue.close() { inFlight[job.index] = nil }
                         group.cancelAll()
                     }
                 }
             }
+            // Ends the idle workers' waits; the group then waits for them.
+            queue.close()
+            sink.finish()
             return status
         }
     }

@@ -60,6 +60,40 @@ import Testing
         #expect(relay.received == 1)
     }
 
+    @Test func inlineLeaderResolvesInItsOwnTaskAndCaches() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let cdn = try HostName.parse("cdn.example.test")
+        let leader = Task { try await resolver.resolveDetailedLeadingInline(cdn, family: .v4) }
+        try await Task.sleep(for: .milliseconds(30))
+        let joiner = try await resolver.resolve("cdn.example.test", family: .v4)  // joins the inline flight
+        let led = try await leader.value
+        #expect(try led.get().ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(joiner.ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(relay.received == 1)
+        let hit = try await resolver.resolveDetailedLeadingInline(cdn, family: .v4)
+        #expect(hit.source == .cache)
+        #expect(relay.received == 1)
+        #expect(resolver.flightsInProgress == 0)
+    }
+
+    @Test func cancellingAnInlineLeaderLeavesItsJoinerToAskAgain() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let cdn = try HostName.parse("cdn.example.test")
+        let leader = Task { try await resolver.resolveDetailedLeadingInline(cdn, family: .v4) }
+        try await Task.sleep(for: .milliseconds(50))
+        let joiner = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
+        try await Task.sleep(for: .milliseconds(50))
+        leader.cancel()
+        await #expect(throws: ResolutionError.cancelled) { try await leader.value }
+        // The leader's `.cancelled` is not the joiner's: it resolves again and gets the answer.
+        #expect(try await joiner.value.ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(relay.received == 2)
+    }
+
     @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }

@@ -12,7 +12,9 @@ enum CacheBench {
         let opsRandom = options.int("ops-random", 1_000_000)
 
         let stub = StubResolver()
-        let resolver = CachingResolver(upstream: stub)
+        // The default limit is 100 000 entries: larger runs (the scaling chart) raise it to hold every key.
+        let limits = ResolutionCache.Limits(maximumEntries: max(100_000, keys))
+        let resolver = CachingResolver(upstream: stub, cache: ResolutionCache(limits: limits))
         var names: [HostName] = []
         names.reserveCapacity(keys)
         for i in 0..<keys {

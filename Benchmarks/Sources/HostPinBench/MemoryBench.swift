@@ -7,7 +7,9 @@ import HostPin
 enum MemoryBench {
     static func run(_ options: Options) async {
         let count = options.int("names", 100_000)
-        let resolver = CachingResolver(upstream: StubResolver())
+        // The default limit is 100 000 entries: larger runs (the scaling chart) raise it to hold every name.
+        let limits = ResolutionCache.Limits(maximumEntries: max(100_000, count))
+        let resolver = CachingResolver(upstream: StubResolver(), cache: ResolutionCache(limits: limits))
         let before = procStatusKiB("VmRSS")
         if options.string("fill", "resolve") == "store" {
             // Profiling variant: store straight into the cache from this thread (no tasks, no flights).

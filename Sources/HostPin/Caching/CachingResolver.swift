@@ -19,8 +19,8 @@ import Synchronization
 ///   answer never hides it. A trusted stale answer is also preferred to one from the untrusted fallback.
 /// - Refresh-ahead: a positive entry used after ``ResolutionCache/Policy/refreshAhead`` of its lifetime is
 ///   refreshed in the background, one refresh per name at a time; the caller gets the cached answer at
-///   once, and a refresh that fails leaves the entry as it was. The check on a hit is one relaxed atomic
-///   load: no lock, no allocation.
+///   once, and a refresh that fails leaves the entry as it was. The check on a hit is one comparison made
+///   under the cache lock the lookup holds anyway.
 public final class CachingResolver: HostResolver {
     /// The resolver asked on a miss, e.g. a ``TrustedResolver``.
     public let upstream: any HostResolver
@@ -53,11 +53,22 @@ public final class CachingResolver: HostResolver {
             return literal
         }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now)
+        switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
+        case .addresses(let resolution, let generation):
+            if let generation { refresh(name, family: family, generation: generation, now: now) }
+            return resolution
+        case .negative(let negative):
+            throw negative.error
+        case .miss:
+            break
+        }
+        // A second look, not counted: what the miss path needs (an expired entry), or a store that ran
+        // since the first.
+        let found = cache.find(name, family: family, now: now, counting: false, claimingRefresh: true)
         if case .fresh(let entry) = found {
-            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
-            switch entry.content {
-            case .positive(let resolution): return resolution
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            switch entry.answer {
+            case .addresses(let resolution): return resolution
             case .negative(let negative): throw negative.error
             }
         }
@@ -81,14 +92,34 @@ public final class CachingResolver: HostResolver {
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
     {
+        try await resolveDetailed(name, family: family, countingLookup: countingLookup, leadingInline: false)
+    }
+
+    /// ``resolveDetailed(_:family:)`` for a caller that resolves many names, one after another, in a few
+    /// long-lived tasks (`hostpin lookup --batch`): a cache miss that starts the upstream resolution runs it
+    /// in the calling task instead of a task of its own (a task per name was a tenth of the CPU time of a
+    /// cold batch; docs/ARCHITECTURE.md, "Bulk lookups"). Other callers of the same name and family still
+    /// join it (single-flight); if the calling task is cancelled, they start the resolution again
+    /// themselves rather than share its `.cancelled`.
+    ///
+    /// - Throws: as ``resolveDetailed(_:family:)``.
+    package func resolveDetailedLeadingInline(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+        -> ResolutionOutcome
+    {
+        try await resolveDetailed(name, family: family, countingLookup: true, leadingInline: true)
+    }
+
+    private func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool, leadingInline: Bool)
+        async throws(ResolutionError) -> ResolutionOutcome
+    {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now, counting: countingLookup)
+        let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
         if case .fresh(let entry) = found {
-            if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
             return cache.outcome(of: entry, now: now)
         }
-        return try await resolveMissing(name, family: family, found: found, now: now)
+        return try await resolveMissing(name, family: family, found: found, now: now, leadingInline: leadingInline)
     }
 
     /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
@@ -98,9 +129,17 @@ public final class CachingResolver: HostResolver {
     package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
-        guard case .fresh(let entry) = cache.find(name, family: family, now: now) else { return nil }
-        if entry.claimRefresh(now: now) { refresh(entry, now: now) }
-        return cache.outcome(of: entry, now: now)
+        switch cache.find(name, family: family, now: now, claimingRefresh: true) {
+        case .fresh(let entry):
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            return cache.outcome(of: entry, now: now)
+        case .expired(let entry):
+            // A name served stale whose retry was due: this lookup claimed it, so it starts it.
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            return nil
+        case .removed, .absent:
+            return nil
+        }
     }
 
     /// Resolves each of `names` into the cache ahead of its first use (pre-resolve), at most
@@ -149,14 +188,18 @@ public final class CachingResolver: HostResolver {
     /// once for a name already served stale (starting a background refresh when one is due), else the
     /// shared upstream resolution — waited for at most the stale-answer timeout when an expired entry may
     /// stand in.
-    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64)
+    ///
+    /// With `leadingInline`, a caller that takes the lead without an expired entry to stand in runs the
+    /// resolution itself (``resolveDetailedLeadingInline(_:family:)``).
+    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64,
+                                leadingInline: Bool = false)
         async throws(ResolutionError) -> ResolutionOutcome
     {
         let key = ResolutionCache.Key(name: name, family: family)
         var standIn: Resolution?
-        if case .expired(let entry) = found, case .positive(let resolution) = entry.content {
-            if entry.servingStale.load(ordering: .relaxed) {
-                if entry.claimRefresh(now: now) { refresh(entry, now: now) }
+        if case .expired(let entry) = found, case .addresses(let resolution) = entry.answer {
+            if entry.servingStale {
+                if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
                 cache.countStaleServed()
                 return cache.staleOutcome(of: resolution)
             }
@@ -168,9 +211,20 @@ public final class CachingResolver: HostResolver {
             flights[key] = flight
             return (flight, true)
         }
+        if leads, leadingInline, standIn == nil {
+            let result = await fly(flight, for: key, refreshing: nil)
+            if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+            return try result.get()
+        }
         if leads { launch(flight, for: key, refreshing: nil) }
         if let standIn { return try await staleUnlessAnswered(flight, standIn: standIn).get() }
-        let outcome = try await flight.wait()
+        let outcome: ResolutionOutcome
+        do throws(ResolutionError) {
+            outcome = try await flight.wait()
+        } catch .cancelled where !Task.isCancelled {
+            // The flight was led inline by a caller whose task was cancelled, not this one: start over.
+            return try await resolveDetailed(name, family: family, countingLookup: false, leadingInline: leadingInline)
+        }
         if outcome.source == .stale { cache.countStaleServed() }
         return outcome
     }
@@ -203,7 +257,8 @@ public final class CachingResolver: HostResolver {
                 defer { group.cancelAll() }
                 return await group.next() ?? nil
             }
-            if let first {
+            // A `.cancelled` this task did not ask for is an inline leader's: the stand-in serves instead.
+            if let first, !(first.isCancelled && !Task.isCancelled) {
                 if case .success(let outcome) = first, outcome.source == .stale { cache.countStaleServed() }
                 return first
             }
@@ -213,10 +268,11 @@ public final class CachingResolver: HostResolver {
         return .success(cache.staleOutcome(of: standIn))
     }
 
-    /// Starts a background refresh of `entry`, whose refresh the caller has claimed, unless a resolution
-    /// of its name and family is already running (whose answer will replace the entry anyway).
-    private func refresh(_ entry: CacheShard.Entry, now: UInt64) {
-        let key = ResolutionCache.Key(name: entry.name, family: entry.family)
+    /// Starts a background refresh of the entry for `name` and `family` of `generation`, whose refresh
+    /// the caller has claimed, unless a resolution of the name and family is already running (whose
+    /// answer will replace the entry anyway).
+    private func refresh(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
+        let key = ResolutionCache.Key(name: name, family: family)
         let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
             guard flights[key] == nil else { return nil }
             let flight = Flight<ResolutionOutcome>()
@@ -224,34 +280,43 @@ public final class CachingResolver: HostResolver {
             return flight
         }
         guard let flight else {
-            entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+            cache.refreshFailed(name, family: family, generation: generation, now: now)
             return
         }
         cache.countRefresh()
-        launch(flight, for: key, refreshing: entry)
+        launch(flight, for: key, refreshing: generation)
     }
 
     /// Runs `flight`: asks `upstream`, keeps the answer in the cache, and hands the outcome to every
-    /// waiter. `entry` is the cache entry a background refresh was started for, `nil` for a miss.
-    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?) {
+    /// waiter. `entry` is the generation of the cache entry a background refresh was started for, `nil` for
+    /// a miss.
+    private func launch(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key, refreshing entry: UInt32?) {
         // Unstructured on purpose: the resolution belongs to every waiter, so no single caller's
         // cancellation may end it.
-        Task {
-            let result: Result<ResolutionOutcome, ResolutionError>
-            let now = cache.clock.nanoseconds()
-            if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
-                // Another flight stored this between our cache miss and taking the lead.
-                result = .success(cache.outcome(of: hit, now: now))
-            } else {
-                do throws(ResolutionError) {
-                    result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
-                } catch {
-                    result = standIn(for: error, key: key, refreshing: entry)
-                }
+        Task { _ = await fly(flight, for: key, refreshing: entry) }
+    }
+
+    /// The body of a flight, in whichever task runs it: asks `upstream` (unless another flight stored an
+    /// answer meanwhile), keeps the answer, ends the flight with the outcome and returns it. `entry` is
+    /// the generation of the entry a background refresh was started for, `nil` for a miss.
+    private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+                     refreshing entry: UInt32?) async -> Result<ResolutionOutcome, ResolutionError>
+    {
+        let result: Result<ResolutionOutcome, ResolutionError>
+        let now = cache.clock.nanoseconds()
+        if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
+            // Another flight stored this between our cache miss and taking the lead.
+            result = .success(cache.outcome(of: hit, now: now))
+        } else {
+            do throws(ResolutionError) {
+                result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
+            } catch {
+                result = standIn(for: error, key: key, refreshing: entry)
             }
-            flights.withLock { _ = $0.removeValue(forKey: key) }
-            flight.finish(result)
         }
+        flights.withLock { _ = $0.removeValue(forKey: key) }
+        flight.finish(result)
+        return result
     }
 
     /// Caches `outcome`, an answer just received for `key`, and returns it with the lifetime the cache
@@ -270,11 +335,11 @@ public final class CachingResolver: HostResolver {
     /// upstream failed, the budget ran out, no channel), a fresh entry stored meanwhile or the expired
     /// entry served stale; otherwise, or without such an entry, the error. A failed refresh of `entry`
     /// leaves it as it was; the next may start after the retry interval.
-    private func standIn(for error: ResolutionError, key: ResolutionCache.Key, refreshing entry: CacheShard.Entry?)
+    private func standIn(for error: ResolutionError, key: ResolutionCache.Key, refreshing entry: UInt32?)
         -> Result<ResolutionOutcome, ResolutionError>
     {
         let now = cache.clock.nanoseconds()
-        entry?.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
+        if let entry { cache.refreshFailed(key.name, family: key.family, generation: entry, now: now) }
         switch error {
         case .upstreamsFailed, .timeout, .setupFailed:
             if case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
@@ -289,12 +354,13 @@ public final class CachingResolver: HostResolver {
     /// The expired entry for `key` served stale, now that an upstream failed: from now on the name is
     /// answered stale at once and refreshed after the retry interval. `nil` without such an entry.
     private func staleAnswer(for key: ResolutionCache.Key) -> ResolutionOutcome? {
-        let now = cache.clock.nanoseconds()
-        guard case .expired(let entry) = cache.find(key.name, family: key.family, now: now, counting: false),
-              let stale = cache.staleOutcome(of: entry)
-        else { return nil }
-        entry.refreshFailed(now: now, retryAfter: cache.refreshRetryNanoseconds)
-        entry.servingStale.store(true, ordering: .relaxed)
-        return stale
+        cache.serveStale(key.name, family: key.family, now: cache.clock.nanoseconds())
+    }
+}
+
+private extension Result where Failure == ResolutionError {
+    var isCancelled: Bool {
+        if case .failure(.cancelled) = self { return true }
+        return false
     }
 }

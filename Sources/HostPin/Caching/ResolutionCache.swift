@@ -28,8 +28,8 @@ public final class ResolutionCache: Sendable {
         /// The most entries held, one per name and family asked, positive or negative, fresh or kept to be
         /// served stale. Storing one more drops expired entries (each shard is swept for them at most
         /// once a second), else the least recently used one. 0 or less caches nothing. Default 100 000
-        /// (about 48 MiB for answers of one address). Stores running at the same instant on several
-        /// threads may exceed it by one each until they return.
+        /// (about 20 MiB for answers of one address: some 200 bytes each). Stores running at the same
+        /// instant on several threads may exceed it by one each until they return.
         public var maximumEntries: Int
         /// The longest lifetime of a negative answer (NXDOMAIN, NODATA), seconds: the smaller of the SOA
         /// record's TTL and MINIMUM is cut to it (RFC 2308 §5 lets a resolver cap it). Default 900
@@ -196,9 +196,9 @@ public final class ResolutionCache: Sendable {
     /// The fresh addresses for `name` and `family`, marked ``Resolution/Source/cache``, or `nil` (nothing
     /// cached, a negative answer, or an expired entry). A hit becomes the most recently used entry.
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
-        guard case .fresh(let entry) = find(name, family: family, now: clock.nanoseconds()),
-              case .positive(let resolution) = entry.content
-        else { return nil }
+        guard case .addresses(let resolution, _) = freshHit(name, family: family, now: clock.nanoseconds()) else {
+            return nil
+        }
         return resolution
     }
 
@@ -207,37 +207,45 @@ public final class ResolutionCache: Sendable {
     /// monotonic clock (rounded down), or `nil`. A DNS server gives out each record's TTL less `age`.
     public func lookupDetailed(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
         let now = clock.nanoseconds()
-        guard case .fresh(let entry) = find(name, family: family, now: now) else { return nil }
-        return outcome(of: entry, now: now)
+        guard case .fresh(let found) = find(name, family: family, now: now) else { return nil }
+        return outcome(of: found, now: now)
+    }
+
+    /// The fresh answer for `name` and `family` at `now`, counted (``CacheShard/freshHit(_:family:now:claimingRefresh:)``);
+    /// with `claimingRefresh`, a due refresh-ahead is claimed for this caller.
+    func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false) -> CacheShard.Hit {
+        shards[Self.shardIndex(for: name)].table.withLock { table in
+            let hit = table.freshHit(name, family: family, now: now, claimingRefresh: claimingRefresh)
+            if case .miss(removed: true) = hit { total.subtract(1, ordering: .relaxed) }
+            return hit
+        }
     }
 
     /// Looks up `name` and `family` at `now`, counting the lookup unless `counting` is false; an entry
-    /// past its keeping time is removed.
-    func find(_ name: HostName, family: AddressFamily, now: UInt64, counting: Bool = true) -> CacheShard.Lookup {
+    /// past its keeping time is removed. With `claimingRefresh`, a due background refresh (refresh-ahead
+    /// of a fresh entry, the retry of one served stale) is claimed for this caller
+    /// (``CacheShard/Found/refreshClaimed``), for one caller at a time.
+    func find(_ name: HostName, family: AddressFamily, now: UInt64, counting: Bool = true,
+              claimingRefresh: Bool = false) -> CacheShard.Lookup {
         let key = CacheShard.Key(name, family)
         return shards[Self.shardIndex(for: name)].table.withLock { table in
-            let found = table.lookup(key, now: now, counting: counting)
+            let found = table.lookup(key, name: name, now: now, counting: counting, claimingRefresh: claimingRefresh)
             if case .removed = found { total.subtract(1, ordering: .relaxed) }
             return found
         }
     }
 
     /// A fresh entry's answer at `now`.
-    func outcome(of entry: CacheShard.Entry, now: UInt64) -> ResolutionOutcome {
+    func outcome(of entry: CacheShard.Found, now: UInt64) -> ResolutionOutcome {
         let ttlLeft = UInt32(clamping: (entry.expiresAt &- now) / 1_000_000_000)
         let age = UInt32(clamping: (entry.lifetime - min(entry.lifetime, entry.expiresAt &- now)) / 1_000_000_000)
-        switch entry.content {
-        case .positive(let resolution):
-            return ResolutionOutcome(answer: .addresses(resolution), ttlLeft: ttlLeft, age: age)
-        case .negative(let negative):
-            return ResolutionOutcome(answer: .negative(negative), ttlLeft: ttlLeft, age: age)
-        }
+        return ResolutionOutcome(answer: entry.answer, ttlLeft: ttlLeft, age: age)
     }
 
     /// An expired positive entry served stale (RFC 8767 §4): source ``Resolution/Source/stale``, every
     /// record's TTL ``Policy/staleTTL``; `nil` for a negative entry.
-    func staleOutcome(of entry: CacheShard.Entry) -> ResolutionOutcome? {
-        guard case .positive(let resolution) = entry.content else { return nil }
+    func staleOutcome(of entry: CacheShard.Found) -> ResolutionOutcome? {
+        guard case .addresses(let resolution) = entry.answer else { return nil }
         return staleOutcome(of: resolution)
     }
 
@@ -245,6 +253,24 @@ public final class ResolutionCache: Sendable {
     func staleOutcome(of resolution: Resolution) -> ResolutionOutcome {
         let staleTTL = policy.staleTTL
         return ResolutionOutcome(answer: .addresses(resolution.stale(ttl: staleTTL)), ttlLeft: staleTTL, age: 0)
+    }
+
+    /// Sets when the next background refresh of `name` and `family` may start, after one failed at `now`,
+    /// unless the entry of `generation` was replaced meanwhile.
+    func refreshFailed(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
+        shards[Self.shardIndex(for: name)].table.withLock { table in
+            table.refreshFailed(CacheShard.Key(name, family), generation: generation, at: now &+ refreshRetryNanoseconds)
+        }
+    }
+
+    /// The expired positive entry for `name` and `family` served stale, now that an upstream failed at
+    /// `now`: from then on lookups see it marked ``CacheShard/Found/servingStale``, and its next refresh
+    /// may start after the retry interval. `nil` without such an entry.
+    func serveStale(_ name: HostName, family: AddressFamily, now: UInt64) -> ResolutionOutcome? {
+        let found = shards[Self.shardIndex(for: name)].table.withLock { table in
+            table.serveStale(CacheShard.Key(name, family), name: name, now: now, next: now &+ refreshRetryNanoseconds)
+        }
+        return found.flatMap(staleOutcome(of:))
     }
 
     /// Counts a stale answer given to a caller.
@@ -293,7 +319,7 @@ public final class ResolutionCache: Sendable {
                                      expiresAt: expiresAt,
                                      keepUntil: expiresAt + UInt64(settings.policy.maximumStale) * 1_000_000_000,
                                      refreshAt: refreshAt)
-        place(entry, home: Self.shardIndex(for: resolution.name), now: now, maximumEntries: settings.limits.maximumEntries)
+        place(entry, name: resolution.name, now: now, maximumEntries: settings.limits.maximumEntries)
     }
 
     /// Keeps `negative` for the smaller of its SOA record's TTL and MINIMUM (RFC 2308 §5), at most
@@ -324,14 +350,15 @@ public final class ResolutionCache: Sendable {
         let entry = CacheShard.Entry(content: .negative(negative.from(.negativeCache)), family: negative.family,
                                      lifetime: UInt64(lifetime) * 1_000_000_000, expiresAt: expiresAt, keepUntil: expiresAt,
                                      refreshAt: .max)
-        place(entry, home: home, now: now, maximumEntries: limits.maximumEntries)
+        place(entry, name: negative.name, now: now, maximumEntries: limits.maximumEntries)
     }
 
-    /// Stores `entry` in shard `home` (its name's), then makes room when the cache holds more than
-    /// `maximumEntries`.
-    private func place(_ entry: CacheShard.Entry, home: Int, now: UInt64, maximumEntries: Int) {
+    /// Stores `entry`, the answer for `name`, in its shard, then makes room when the cache holds more
+    /// than `maximumEntries`.
+    private func place(_ entry: CacheShard.Entry, name: HostName, now: UInt64, maximumEntries: Int) {
+        let home = Self.shardIndex(for: name)
         let roomMade = shards[home].table.withLock { table -> Bool in
-            guard table.insert(entry) else { return true }  // replaced: the count is unchanged
+            guard table.insert(entry, name: name) else { return true }  // replaced: the count is unchanged
             // Decided under the lock, so each store that takes the count past the limit removes one.
             guard total.add(1, ordering: .relaxed).newValue > maximumEntries else { return true }
             let removed = table.evict(now: now, sparingNewest: true)
@@ -363,11 +390,8 @@ public final class ResolutionCache: Sendable {
     func savedEntries() -> [SavedEntry] {
         var saved: [SavedEntry] = []
         for shard in shards {
-            for entry in shard.table.withLock({ $0.entriesOldestFirst }) {
-                switch entry.content {
-                case .positive(let resolution): saved.append(SavedEntry(answer: .addresses(resolution), family: entry.family))
-                case .negative(let negative): saved.append(SavedEntry(answer: .negative(negative), family: entry.family))
-                }
+            for (answer, family) in shard.table.withLock({ $0.answersOldestFirst }) {
+                saved.append(SavedEntry(answer: answer, family: family))
             }
         }
         return saved
@@ -414,7 +438,7 @@ public final class ResolutionCache: Sendable {
         } ?? .max
         let entry = CacheShard.Entry(content: content, family: saved.family, lifetime: lifetime * second, expiresAt: expiresAt,
                                      keepUntil: now + (lifetime + stale - age) * second, refreshAt: refreshAt)
-        place(entry, home: Self.shardIndex(for: name), now: now, maximumEntries: limits.maximumEntries)
+        place(entry, name: name, now: now, maximumEntries: limits.maximumEntries)
         return true
     }
 
@@ -440,15 +464,9 @@ public final class ResolutionCache: Sendable {
         var removed = 0
         for shard in shards {
             shard.table.withLock { table in
-                for entry in table.entriesOldestFirst {
-                    let upstream = switch entry.content {
-                    case .positive(let resolution): resolution.upstream
-                    case .negative(let negative): negative.upstream
-                    }
-                    guard let upstream, isGone(upstream), table.remove(entry.key) else { continue }
-                    total.subtract(1, ordering: .relaxed)
-                    removed += 1
-                }
+                let count = table.removeAll(answeredBy: isGone)
+                total.subtract(count, ordering: .relaxed)
+                removed += count
             }
         }
         return removed

@@ -31,6 +31,11 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
     /// `text`'s hash, computed once: the cache hashes names on every lookup.
     let textHash: Int
 
+    /// A name already normalised by ``parse(_:)`` (the cache keeps only its text), not an IP literal.
+    init(normalized text: String) {
+        self.init(text: text, literalAddress: nil)
+    }
+
     private init(text: String, literalAddress: IPAddress?) {
         self.text = text
         self.literalAddress = literalAddress
