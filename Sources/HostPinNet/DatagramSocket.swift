@@ -1,3 +1,7 @@
+// SOCK_NONBLOCK: <sys/socket.h>'s socket types are found through CEpoll's import of it in a release
+// build (its recvmmsg/sendmmsg declarations need struct msghdr), not through Glibc's.
+import CEpoll
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
