@@ -129,17 +129,7 @@ enum ConfigSchema {
             }
         },
         ConfigKey(path: "cache.file", option: "--cache-file", commands: caching, defaultValue: .null, isPath: true) { value, path, reader in
-            guard let text = reader.string(value, path) else { return nil }
-            guard !text.isEmpty else {
-                reader.report(path, .file(text, reason: "the file name is empty"))
-                return nil
-            }
-            let file = reader.absolute(text)
-            if let reason = FileAccess.unwritableFolder(of: file) {
-                reader.report(path, .file(file, reason: reason))
-                return nil
-            }
-            return .values([file])
+            writableFile(value, path, &reader)
         },
         ConfigKey(path: "cache.preresolve", option: nil, commands: running, defaultValue: .array([])) { value, path, reader in
             guard let texts = reader.strings(value, path, of: "host names", nonEmpty: false) else { return nil }
@@ -286,17 +276,7 @@ enum ConfigSchema {
         },
         ConfigKey(path: "log.accessLog", option: "--access-log", commands: running, defaultValue: .null, isPath: true) {
             value, path, reader in
-            guard let text = reader.string(value, path) else { return nil }
-            guard !text.isEmpty else {
-                reader.report(path, .file(text, reason: "the file name is empty"))
-                return nil
-            }
-            let file = reader.absolute(text)
-            if let reason = FileAccess.unwritableFolder(of: file) {
-                reader.report(path, .file(file, reason: reason))
-                return nil
-            }
-            return .values([file])
+            writableFile(value, path, &reader)
         },
         ConfigKey(path: "rules", option: nil, commands: ["fetch", "proxy", "serve"], defaultValue: .array([])) {
             value, path, reader in
@@ -340,6 +320,22 @@ enum ConfigSchema {
             return nil
         }
         return .values([text])
+    }
+
+    /// A file the process will write (the cache file, the access log): named, made absolute, in a
+    /// folder the process may write in.
+    private static func writableFile(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> ConfigValue? {
+        guard let text = reader.string(value, path) else { return nil }
+        guard !text.isEmpty else {
+            reader.report(path, .file(text, reason: "the file name is empty"))
+            return nil
+        }
+        let file = reader.absolute(text)
+        if let reason = FileAccess.unwritableFolder(of: file) {
+            reader.report(path, .file(file, reason: reason))
+            return nil
+        }
+        return .values([file])
     }
 
     private static func listenAddress(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> ConfigValue? {

@@ -110,10 +110,17 @@ package final class BlockingDatagramSocket: Sendable {
     /// - Throws: ``SocketError``: `.closed` after ``shutdown()``, `.system(call: "sendto", …)`.
     @discardableResult
     package func send(_ bytes: [UInt8], to destination: SocketAddress) throws(SocketError) -> Bool {
+        try Self.send(bytes, to: destination, on: descriptor, flags: Int32(MSG_DONTWAIT)) { shut.load(ordering: .relaxed) }
+    }
+
+    /// `sendto(2)` of `bytes` to `destination` on `descriptor`, again after `EINTR`: what ``DatagramSocket``
+    /// and this type send with. `false` when the kernel has no buffer for it (the datagram is dropped).
+    static func send(_ bytes: [UInt8], to destination: SocketAddress, on descriptor: Int32, flags: Int32,
+                     isShut: () -> Bool) throws(SocketError) -> Bool {
         while true {
-            if shut.load(ordering: .relaxed) { throw .closed }
+            if isShut() { throw .closed }
             let sent = bytes.withUnsafeBytes { raw in
-                destination.withSockaddr { sendto(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT), $0, $1) }
+                destination.withSockaddr { sendto(descriptor, raw.baseAddress, raw.count, flags, $0, $1) }
             }
             if sent >= 0 { return true }
             switch errno {

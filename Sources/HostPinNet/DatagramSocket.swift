@@ -100,18 +100,7 @@ package final class DatagramSocket: Sendable {
     /// - Throws: ``SocketError``: `.closed` after ``close()``, `.system(call: "sendto", …)`.
     @discardableResult
     package func send(_ bytes: [UInt8], to destination: SocketAddress) throws(SocketError) -> Bool {
-        while true {
-            if channel.isShut { throw .closed }
-            let sent = bytes.withUnsafeBytes { raw in
-                destination.withSockaddr { sendto(channel.descriptor, raw.baseAddress, raw.count, 0, $0, $1) }
-            }
-            if sent >= 0 { return true }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK, ENOBUFS: return false
-            case let failure: throw .system(call: "sendto", errno: failure)
-            }
-        }
+        try BlockingDatagramSocket.send(bytes, to: destination, on: channel.descriptor, flags: 0) { channel.isShut }
     }
 
     /// Fails a waiting ``receive(deadline:)`` with ``SocketError/closed``, and every later receive and

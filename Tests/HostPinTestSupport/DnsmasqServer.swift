@@ -33,7 +33,8 @@ public final class DnsmasqServer: Sendable {
     /// Starts dnsmasq with `rules` (dnsmasq options such as `--address=/www.example.test/10.0.0.1`);
     /// returns once it answers queries (any answer: REFUSED for a name no rule covers).
     ///
-    /// - Throws: ``StartFailure`` when no port is free or dnsmasq does not answer within 10 seconds.
+    /// - Throws: ``StartFailure`` when no port is free or dnsmasq does not answer within 30 seconds (a
+    ///   loaded machine starts processes slowly: seen over 10 s in the main test phase).
     public init(_ rules: [String]) async throws {
         var template = Array("/tmp/hostpin-dnsmasq-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw StartFailure(description: "mkdtemp failed") }
@@ -53,7 +54,7 @@ public final class DnsmasqServer: Sendable {
         shell.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         try shell.run()
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
+        let deadline = clock.now + .seconds(30)
         var pid: Int32?
         while clock.now < deadline, shell.isRunning {
             if pid == nil, let text = try? String(contentsOfFile: pidFile, encoding: .utf8) {
@@ -66,7 +67,7 @@ public final class DnsmasqServer: Sendable {
             if let pid { kill(pid, SIGKILL) }
             let log = (try? String(contentsOfFile: directory + "/dnsmasq.err", encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(atPath: directory)
-            throw StartFailure(description: "dnsmasq on \(address) did not start: \(log.isEmpty ? "no answer within 10 s" : log)")
+            throw StartFailure(description: "dnsmasq on \(address) did not start: \(log.isEmpty ? "no answer within 30 s" : log)")
         }
         self.pid = pid
     }
