@@ -127,7 +127,10 @@ public final class ResolutionCache: Sendable {
     /// The limits and policy, replaced together. Read once per store, never on a hit.
     private let settings: Mutex<Settings>
     let clock: any MonotonicClock
-    private let shards: [Shard] = (0..<16).map { _ in Shard() }
+    /// The shards, inline in the cache object: a hit reaches its shard's lock without retaining or
+    /// releasing anything (an array of shard objects cost a retain and a release of the shared shard on
+    /// every lookup, a counter two threads hitting the same names fought over).
+    private let shards = InlineArray<16, Mutex<CacheShard>> { _ in Mutex(CacheShard()) }
     /// Entries across every shard, counted beside the shards so that a store sees whether the cache is
     /// full without taking every lock. Changed only together with a shard's table, under its lock.
     private let total = Atomic<Int>(0)
@@ -146,10 +149,6 @@ public final class ResolutionCache: Sendable {
             self.policy = policy
             refreshFraction = policy.refreshAhead > 0 && policy.refreshAhead < 1 ? policy.refreshAhead : nil
         }
-    }
-
-    private final class Shard: Sendable {
-        let table = Mutex(CacheShard())
     }
 
     /// The shard `name` belongs to.
@@ -181,7 +180,7 @@ public final class ResolutionCache: Sendable {
         var idle = 0
         // Round the shards, one eviction each, until the count fits or no shard has anything left.
         while total.load(ordering: .relaxed) > max(0, limits.maximumEntries), idle < shards.count {
-            let removed = shards[shard].table.withLock { table in
+            let removed = shards[shard].withLock { table in
                 let removed = table.evict(now: now, sparingNewest: false)
                 total.subtract(removed, ordering: .relaxed)
                 return removed
@@ -214,7 +213,7 @@ public final class ResolutionCache: Sendable {
     /// The fresh answer for `name` and `family` at `now`, counted (``CacheShard/freshHit(_:family:now:claimingRefresh:)``);
     /// with `claimingRefresh`, a due refresh-ahead is claimed for this caller.
     func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false) -> CacheShard.Hit {
-        shards[Self.shardIndex(for: name)].table.withLock { table in
+        shards[Self.shardIndex(for: name)].withLock { table in
             let hit = table.freshHit(name, family: family, now: now, claimingRefresh: claimingRefresh)
             if case .miss(removed: true) = hit { total.subtract(1, ordering: .relaxed) }
             return hit
@@ -228,7 +227,7 @@ public final class ResolutionCache: Sendable {
     func find(_ name: HostName, family: AddressFamily, now: UInt64, counting: Bool = true,
               claimingRefresh: Bool = false) -> CacheShard.Lookup {
         let key = CacheShard.Key(name, family)
-        return shards[Self.shardIndex(for: name)].table.withLock { table in
+        return shards[Self.shardIndex(for: name)].withLock { table in
             let found = table.lookup(key, name: name, now: now, counting: counting, claimingRefresh: claimingRefresh)
             if case .removed = found { total.subtract(1, ordering: .relaxed) }
             return found
@@ -258,7 +257,7 @@ public final class ResolutionCache: Sendable {
     /// Sets when the next background refresh of `name` and `family` may start, after one failed at `now`,
     /// unless the entry of `generation` was replaced meanwhile.
     func refreshFailed(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
-        shards[Self.shardIndex(for: name)].table.withLock { table in
+        shards[Self.shardIndex(for: name)].withLock { table in
             table.refreshFailed(CacheShard.Key(name, family), generation: generation, at: now &+ refreshRetryNanoseconds)
         }
     }
@@ -267,7 +266,7 @@ public final class ResolutionCache: Sendable {
     /// `now`: from then on lookups see it marked ``CacheShard/Found/servingStale``, and its next refresh
     /// may start after the retry interval. `nil` without such an entry.
     func serveStale(_ name: HostName, family: AddressFamily, now: UInt64) -> ResolutionOutcome? {
-        let found = shards[Self.shardIndex(for: name)].table.withLock { table in
+        let found = shards[Self.shardIndex(for: name)].withLock { table in
             table.serveStale(CacheShard.Key(name, family), name: name, now: now, next: now &+ refreshRetryNanoseconds)
         }
         return found.flatMap(staleOutcome(of:))
@@ -341,7 +340,7 @@ public final class ResolutionCache: Sendable {
         let others = negative.kind == .nxdomain
             ? AddressFamily.allCases.filter { $0 != negative.family }.map { CacheShard.Key(negative.name, $0) } : []
         let keep = lifetime > 0 && limits.maximumEntries > 0
-        shards[home].table.withLock { table in
+        shards[home].withLock { table in
             for other in others where table.remove(other) { total.subtract(1, ordering: .relaxed) }
             if !keep, table.remove(key) { total.subtract(1, ordering: .relaxed) }
         }
@@ -357,7 +356,7 @@ public final class ResolutionCache: Sendable {
     /// than `maximumEntries`.
     private func place(_ entry: CacheShard.Entry, name: HostName, now: UInt64, maximumEntries: Int) {
         let home = Self.shardIndex(for: name)
-        let roomMade = shards[home].table.withLock { table -> Bool in
+        let roomMade = shards[home].withLock { table -> Bool in
             guard table.insert(entry, name: name) else { return true }  // replaced: the count is unchanged
             // Decided under the lock, so each store that takes the count past the limit removes one.
             guard total.add(1, ordering: .relaxed).newValue > maximumEntries else { return true }
@@ -368,7 +367,7 @@ public final class ResolutionCache: Sendable {
         guard !roomMade else { return }
         // The home shard holds only the new entry: take one from the next shard that has any.
         for offset in 1..<shards.count {
-            let removed = shards[(home + offset) % shards.count].table.withLock { table in
+            let removed = shards[(home + offset) % shards.count].withLock { table in
                 let removed = table.evict(now: now, sparingNewest: false)
                 total.subtract(removed, ordering: .relaxed)
                 return removed
@@ -389,8 +388,8 @@ public final class ResolutionCache: Sendable {
     /// Every entry held, fresh or kept to be served stale, least recently used first within each shard.
     func savedEntries() -> [SavedEntry] {
         var saved: [SavedEntry] = []
-        for shard in shards {
-            for (answer, family) in shard.table.withLock({ $0.answersOldestFirst }) {
+        for shard in shards.indices {
+            for (answer, family) in shards[shard].withLock({ $0.answersOldestFirst }) {
                 saved.append(SavedEntry(answer: answer, family: family))
             }
         }
@@ -447,7 +446,7 @@ public final class ResolutionCache: Sendable {
     /// Removes every entry for `name`, every family, positive and negative (a flush). A resolution of the
     /// name already running stores its answer when it ends.
     public func remove(_ name: HostName) {
-        shards[Self.shardIndex(for: name)].table.withLock { table in
+        shards[Self.shardIndex(for: name)].withLock { table in
             for family in AddressFamily.allCases where table.remove(CacheShard.Key(name, family)) {
                 total.subtract(1, ordering: .relaxed)
             }
@@ -462,8 +461,8 @@ public final class ResolutionCache: Sendable {
     @discardableResult
     public func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
         var removed = 0
-        for shard in shards {
-            shard.table.withLock { table in
+        for shard in shards.indices {
+            shards[shard].withLock { table in
                 let count = table.removeAll(answeredBy: isGone)
                 total.subtract(count, ordering: .relaxed)
                 removed += count
@@ -473,12 +472,16 @@ public final class ResolutionCache: Sendable {
     }
 
     /// The number of entries held, fresh or not yet removed.
-    public var count: Int { shards.reduce(0) { sum, shard in sum + shard.table.withLock { $0.count } } }
+    public var count: Int {
+        var count = 0
+        for shard in shards.indices { count += shards[shard].withLock { $0.count } }
+        return count
+    }
 
     /// Drops every entry (a flush of everything).
     public func removeAll() {
-        for shard in shards {
-            shard.table.withLock { table in
+        for shard in shards.indices {
+            shards[shard].withLock { table in
                 total.subtract(table.count, ordering: .relaxed)
                 table.removeAll()
             }
@@ -489,8 +492,8 @@ public final class ResolutionCache: Sendable {
     public var statistics: Statistics {
         var statistics = Statistics(staleServed: staleServed.load(ordering: .relaxed),
                                     refreshes: refreshes.load(ordering: .relaxed))
-        for shard in shards {
-            shard.table.withLock { table in
+        for shard in shards.indices {
+            shards[shard].withLock { table in
                 statistics.entries += table.count
                 statistics.hits += table.hits
                 statistics.negativeHits += table.negativeHits
