@@ -161,6 +161,64 @@ import Testing
         #expect(cache.count == 100)
     }
 
+    /// An entry used since eviction last passed it gets a second chance; one unused goes.
+    @Test func evictionSparesAnEntryUsedSinceItLastPassed() throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 3), clock: clock)
+        let names = try namesInOneShard(5)
+        for name in names.prefix(3) { cache.store(try resolution(name, ttl: 3600), family: .any) }
+        #expect(try isCached(cache, names[0]))
+        #expect(try isCached(cache, names[1]))
+        cache.store(try resolution(names[3], ttl: 3600), family: .any)  // names[2], never used, goes
+        #expect(try isCached(cache, names[0]))
+        #expect(try isCached(cache, names[1]))
+        #expect(try !isCached(cache, names[2]))
+        // Every entry now used: a round clears the marks, then one of them goes, never the new one.
+        #expect(try isCached(cache, names[3]))
+        cache.store(try resolution(names[4], ttl: 3600), family: .any)
+        #expect(cache.count == 3)
+        #expect(try isCached(cache, names[4]))
+        #expect(try names.prefix(4).filter { try isCached(cache, $0) }.count == 2)
+    }
+
+    /// Threads hitting names while others store and evict the same names: every hit is the answer of the
+    /// name asked (an address derived from the name's number), never another name's or a torn entry.
+    @Test func hitsStayConsistentWhileOthersStoreAndEvict() async throws {
+        let cache = ResolutionCache(limits: .init(maximumEntries: 64))
+        let count = 256
+        let names = try (0..<count).map { try HostName.parse("n\($0).example.test") }
+        func answer(_ index: Int, more: Bool) -> Resolution {
+            let addresses = (0..<(more ? 3 : 1)).map { part in
+                ResolvedAddress(address: IPAddress(family: .v4, bytes: [10, UInt8(index >> 8), UInt8(index & 255), UInt8(part)]),
+                                ttl: 3600)
+            }
+            return Resolution(name: names[index], addresses: addresses, cnames: [], upstream: Upstream("127.0.0.1:53"),
+                              source: .upstream, receivedAt: Date())
+        }
+        let bad = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    var bad = 0
+                    var state = UInt64(task + 1) &* 0x9E37_79B9_7F4A_7C15
+                    for step in 0..<20_000 {
+                        state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                        let index = Int(state % UInt64(count))
+                        if task < 2 {
+                            cache.store(answer(index, more: step & 1 == 0), family: .v4)
+                            if step % 1_000 == 0 { cache.remove(names[index]) }
+                        } else if let hit = cache.lookup(names[index], family: .v4) {
+                            let expected = answer(index, more: hit.addresses.count > 1)
+                            if hit.name != names[index] || hit.addresses != expected.addresses { bad += 1 }
+                        }
+                    }
+                    return bad
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(bad == 0)
+        #expect(cache.count <= 64)
+    }
+
     @Test func familiesAreSeparateEntries() throws {
         let cache = ResolutionCache(clock: clock)
         let answer = try resolution("www.example.test", ttl: 60)

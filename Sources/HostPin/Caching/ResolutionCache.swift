@@ -13,8 +13,8 @@ import Synchronization
 /// entries included), else the least recently used entry, so an endless stream of names runs in bounded
 /// memory. Thread-safe: the table is split in 16 shards by the name's hash, each behind its own lock, so
 /// two threads seldom wait for each other, and no work runs while a lock is held. Recency is kept per
-/// shard: the entry evicted is the least recently used of the shard that needs room, which across the
-/// cache is approximately the least recently used.
+/// shard, by second chance (CLOCK): the entry evicted is an entry of the shard that needs room not used
+/// since eviction last passed it, which across the cache is approximately the least recently used.
 public final class ResolutionCache: Sendable {
     /// Bounds on what the cache keeps: TTL clamps applied before a TTL is used as a lifetime, and the
     /// number of entries.
@@ -193,7 +193,7 @@ public final class ResolutionCache: Sendable {
     // MARK: Lookups
 
     /// The fresh addresses for `name` and `family`, marked ``Resolution/Source/cache``, or `nil` (nothing
-    /// cached, a negative answer, or an expired entry). A hit becomes the most recently used entry.
+    /// cached, a negative answer, or an expired entry). A hit marks the entry used (eviction spares it once).
     public func lookup(_ name: HostName, family: AddressFamily) -> Resolution? {
         guard case .addresses(let resolution, _) = freshHit(name, family: family, now: clock.nanoseconds()) else {
             return nil
