@@ -130,7 +130,7 @@ public final class ResolutionCache: Sendable {
     /// The shards, inline in the cache object: a hit reaches its shard's lock without retaining or
     /// releasing anything (an array of shard objects cost a retain and a release of the shared shard on
     /// every lookup, a counter two threads hitting the same names fought over).
-    private let shards = InlineArray<16, Mutex<CacheShard>> { _ in Mutex(CacheShard()) }
+    private let shards = InlineArray<16, PaddedShard> { _ in PaddedShard() }
     /// Entries across every shard, counted beside the shards so that a store sees whether the cache is
     /// full without taking every lock. Changed only together with a shard's table, under its lock.
     private let total = Atomic<Int>(0)
@@ -149,6 +149,15 @@ public final class ResolutionCache: Sendable {
             self.policy = policy
             refreshFraction = policy.refreshAhead > 0 && policy.refreshAhead < 1 ? policy.refreshAhead : nil
         }
+    }
+
+    /// A shard's lock and table, followed by 88 bytes of padding: the gap between two shards' data then
+    /// always holds a cache line boundary (64 bytes), so two threads hitting different shards never
+    /// write the same line (the lock word and the counters are written by every hit).
+    private struct PaddedShard: ~Copyable, Sendable {
+        let table = Mutex(CacheShard())
+        private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     }
 
     /// The shard `name` belongs to.
@@ -180,7 +189,7 @@ public final class ResolutionCache: Sendable {
         var idle = 0
         // Round the shards, one eviction each, until the count fits or no shard has anything left.
         while total.load(ordering: .relaxed) > max(0, limits.maximumEntries), idle < shards.count {
-            let removed = shards[shard].withLock { table in
+            let removed = shards[shard].table.withLock { table in
                 let removed = table.evict(now: now, sparingNewest: false)
                 total.subtract(removed, ordering: .relaxed)
                 return removed
@@ -213,7 +222,7 @@ public final class ResolutionCache: Sendable {
     /// The fresh answer for `name` and `family` at `now`, counted (``CacheShard/freshHit(_:family:now:claimingRefresh:)``);
     /// with `claimingRefresh`, a due refresh-ahead is claimed for this caller.
     func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false) -> CacheShard.Hit {
-        shards[Self.shardIndex(for: name)].withLock { table in
+        shards[Self.shardIndex(for: name)].table.withLock { table in
             let hit = table.freshHit(name, family: family, now: now, claimingRefresh: claimingRefresh)
             if case .miss(removed: true) = hit { total.subtract(1, ordering: .relaxed) }
             return hit
@@ -227,7 +236,7 @@ public final class ResolutionCache: Sendable {
     func find(_ name: HostName, family: AddressFamily, now: UInt64, counting: Bool = true,
               claimingRefresh: Bool = false) -> CacheShard.Lookup {
         let key = CacheShard.Key(name, family)
-        return shards[Self.shardIndex(for: name)].withLock { table in
+        return shards[Self.shardIndex(for: name)].table.withLock { table in
             let found = table.lookup(key, name: name, now: now, counting: counting, claimingRefresh: claimingRefresh)
             if case .removed = found { total.subtract(1, ordering: .relaxed) }
             return found
@@ -257,7 +266,7 @@ public final class ResolutionCache: Sendable {
     /// Sets when the next background refresh of `name` and `family` may start, after one failed at `now`,
     /// unless the entry of `generation` was replaced meanwhile.
     func refreshFailed(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
-        shards[Self.shardIndex(for: name)].withLock { table in
+        shards[Self.shardIndex(for: name)].table.withLock { table in
             table.refreshFailed(CacheShard.Key(name, family), generation: generation, at: now &+ refreshRetryNanoseconds)
         }
     }
@@ -266,7 +275,7 @@ public final class ResolutionCache: Sendable {
     /// `now`: from then on lookups see it marked ``CacheShard/Found/servingStale``, and its next refresh
     /// may start after the retry interval. `nil` without such an entry.
     func serveStale(_ name: HostName, family: AddressFamily, now: UInt64) -> ResolutionOutcome? {
-        let found = shards[Self.shardIndex(for: name)].withLock { table in
+        let found = shards[Self.shardIndex(for: name)].table.withLock { table in
             table.serveStale(CacheShard.Key(name, family), name: name, now: now, next: now &+ refreshRetryNanoseconds)
         }
         return found.flatMap(staleOutcome(of:))
@@ -340,7 +349,7 @@ public final class ResolutionCache: Sendable {
         let others = negative.kind == .nxdomain
             ? AddressFamily.allCases.filter { $0 != negative.family }.map { CacheShard.Key(negative.name, $0) } : []
         let keep = lifetime > 0 && limits.maximumEntries > 0
-        shards[home].withLock { table in
+        shards[home].table.withLock { table in
             for other in others where table.remove(other) { total.subtract(1, ordering: .relaxed) }
             if !keep, table.remove(key) { total.subtract(1, ordering: .relaxed) }
         }
@@ -356,7 +365,7 @@ public final class ResolutionCache: Sendable {
     /// than `maximumEntries`.
     private func place(_ entry: CacheShard.Entry, name: HostName, now: UInt64, maximumEntries: Int) {
         let home = Self.shardIndex(for: name)
-        let roomMade = shards[home].withLock { table -> Bool in
+        let roomMade = shards[home].table.withLock { table -> Bool in
             guard table.insert(entry, name: name) else { return true }  // replaced: the count is unchanged
             // Decided under the lock, so each store that takes the count past the limit removes one.
             guard total.add(1, ordering: .relaxed).newValue > maximumEntries else { return true }
@@ -367,7 +376,7 @@ public final class ResolutionCache: Sendable {
         guard !roomMade else { return }
         // The home shard holds only the new entry: take one from the next shard that has any.
         for offset in 1..<shards.count {
-            let removed = shards[(home + offset) % shards.count].withLock { table in
+            let removed = shards[(home + offset) % shards.count].table.withLock { table in
                 let removed = table.evict(now: now, sparingNewest: false)
                 total.subtract(removed, ordering: .relaxed)
                 return removed
@@ -389,7 +398,7 @@ public final class ResolutionCache: Sendable {
     func savedEntries() -> [SavedEntry] {
         var saved: [SavedEntry] = []
         for shard in shards.indices {
-            for (answer, family) in shards[shard].withLock({ $0.answersOldestFirst }) {
+            for (answer, family) in shards[shard].table.withLock({ $0.answersOldestFirst }) {
                 saved.append(SavedEntry(answer: answer, family: family))
             }
         }
@@ -446,7 +455,7 @@ public final class ResolutionCache: Sendable {
     /// Removes every entry for `name`, every family, positive and negative (a flush). A resolution of the
     /// name already running stores its answer when it ends.
     public func remove(_ name: HostName) {
-        shards[Self.shardIndex(for: name)].withLock { table in
+        shards[Self.shardIndex(for: name)].table.withLock { table in
             for family in AddressFamily.allCases where table.remove(CacheShard.Key(name, family)) {
                 total.subtract(1, ordering: .relaxed)
             }
@@ -462,7 +471,7 @@ public final class ResolutionCache: Sendable {
     public func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
         var removed = 0
         for shard in shards.indices {
-            shards[shard].withLock { table in
+            shards[shard].table.withLock { table in
                 let count = table.removeAll(answeredBy: isGone)
                 total.subtract(count, ordering: .relaxed)
                 removed += count
@@ -474,14 +483,14 @@ public final class ResolutionCache: Sendable {
     /// The number of entries held, fresh or not yet removed.
     public var count: Int {
         var count = 0
-        for shard in shards.indices { count += shards[shard].withLock { $0.count } }
+        for shard in shards.indices { count += shards[shard].table.withLock { $0.count } }
         return count
     }
 
     /// Drops every entry (a flush of everything).
     public func removeAll() {
         for shard in shards.indices {
-            shards[shard].withLock { table in
+            shards[shard].table.withLock { table in
                 total.subtract(table.count, ordering: .relaxed)
                 table.removeAll()
             }
@@ -493,7 +502,7 @@ public final class ResolutionCache: Sendable {
         var statistics = Statistics(staleServed: staleServed.load(ordering: .relaxed),
                                     refreshes: refreshes.load(ordering: .relaxed))
         for shard in shards.indices {
-            shards[shard].withLock { table in
+            shards[shard].table.withLock { table in
                 statistics.entries += table.count
                 statistics.hits += table.hits
                 statistics.negativeHits += table.negativeHits
