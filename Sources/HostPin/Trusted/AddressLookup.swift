@@ -16,7 +16,7 @@ enum AddressLookup {
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
                     deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter? = nil) async -> AddressAnswer? {
         let types = RecordType.addressTypes(for: family)
-        guard let queries = AddressQuery.messages(for: name.text, types: types) else { return outOfMemory }
+        guard let queries = AddressQuery.messages(for: name, types: types) else { return outOfMemory }
         meter?.sent(queries.count)
         let sent = ContinuousClock.now
         let outcomes = await transport.exchange(queries, deadline: deadline)
@@ -31,7 +31,7 @@ enum AddressLookup {
                     deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?,
                     completion: @escaping @Sendable (AddressAnswer?) -> Void) {
         let types = RecordType.addressTypes(for: family)
-        guard let queries = AddressQuery.messages(for: name.text, types: types) else { return completion(outOfMemory) }
+        guard let queries = AddressQuery.messages(for: name, types: types) else { return completion(outOfMemory) }
         meter?.sent(queries.count)
         let sent = ContinuousClock.now
         transport.start(queries, deadline: deadline) { outcomes in
