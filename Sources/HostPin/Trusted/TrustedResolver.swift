@@ -123,7 +123,7 @@ public final class TrustedResolver: HostResolver {
 
     /// Resolves `name` as ``resolveDetailed(_:family:)`` does, without a task to wait in: `completion` gets
     /// the outcome, on the thread that ended the resolution (a c-ares channel's, the budget timer's, or the
-    /// caller's for an IP literal). The first upstream is asked with ``AddressLookup`` 's callback path; only
+    /// caller's for an IP literal). The first upstream is asked through ``AddressLookup``'s callback path; only
     /// when it fails do the next ones get a task (``tryUpstreams(_:family:order:recording:deadline:lastResort:)``).
     /// A caller that resolves many names at once (``CachingResolver/resolveMany(family:concurrency:sink:)``)
     /// then costs no task and no continuation per name.
@@ -139,7 +139,11 @@ public final class TrustedResolver: HostResolver {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
         guard let first = plan.order.first else {
-            return completion(deadline.complete(.failure(.upstreamsFailed(attempts.failures))))
+            Task {
+                completion(deadline.complete(await tryUpstreams(name, family: family, order: [], recording: attempts,
+                                                                deadline: deadline, lastResort: nil)))
+            }
+            return
         }
         let upstream = configuration.upstreams[first]
         attempts.begin(upstream, index: first)
