@@ -80,4 +80,18 @@ static inline void hostpin_ares_send(ares_channel channel, const unsigned char *
     ares_send(channel, qbuf, qlen, callback, arg);
 #pragma GCC diagnostic pop
 }
+
+/*
+ * Builds one query of class IN with RD set and ID `id`, with an OPT record advertising
+ * `edns_payload_size` (RFC 6891), into a buffer c-ares allocates (free it with ares_free_string).
+ * c-ares 1.34 deprecates ares_create_query in favour of ares_dns_record_create, which 1.18 lacks;
+ * silenced here as for ares_send.
+ */
+static inline int hostpin_ares_create_query(const char *name, int type, unsigned short id, int edns_payload_size,
+                                            unsigned char **buf, int *buflen) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return ares_create_query(name, 1, type, id, 1, buf, buflen, edns_payload_size);
+#pragma GCC diagnostic pop
+}
 #endif

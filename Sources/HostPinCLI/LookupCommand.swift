@@ -155,22 +155,8 @@ struct LookupCommand: Subcommand {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
         }
-        let family = options.family
-        let status = await Self.resolveInOrder(feed, concurrency: concurrency) { name in
-            switch resolver {
-            case .failure(let error):
-                return .failure(error)
-            case .success(let resolver):
-                do throws(ResolutionError) {
-                    // Detailed: NXDOMAIN and NODATA keep where they came from (the JSON object's source).
-                    // Leading inline: the worker's own task resolves a miss (docs/ARCHITECTURE.md, "Bulk lookups").
-                    return .success(try await resolver.resolveDetailedLeadingInline(name, family: family))
-                } catch {
-                    return .failure(error)
-                }
-            }
-        } report: { finished in
-            self.report(finished)
+        let status = await Self.resolveInOrder(feed, concurrency: concurrency, resolver: resolver, family: options.family) {
+            finished in self.report(finished)
         }
         await keeper?.finish()
         return status
@@ -222,16 +208,18 @@ struct LookupCommand: Subcommand {
     /// further ahead than that. Reading is a child task, so finished names are printed while a slow pipe is
     /// waited for; while names are in flight, the next read waits until an eighth of the window is free, so
     /// that a full window costs one read (and its task) per few names rather than one per name. The names
-    /// are resolved by at most `concurrency` long-lived worker tasks, started as the first names arrive,
-    /// which take the admitted names from a ``LookupWorkQueue`` one after another: no task per name
-    /// (docs/ARCHITECTURE.md, "Bulk lookups"). Once standard output fails, nothing new starts.
+    /// are resolved through one ``BatchResolution`` (`CachingResolver.resolveMany`): no task and no
+    /// continuation per name; outcomes come back through one `AsyncStream` (docs/ARCHITECTURE.md, "Bulk
+    /// lookups"). Without a resolver (`resolver` a failure), every name ends with that failure. Once
+    /// standard output fails, nothing new starts.
     static func resolveInOrder(
-        _ feed: any LookupFeed, concurrency: Int,
-        resolve: @escaping @Sendable (HostName) async -> Result<ResolutionOutcome, ResolutionError>,
-        report: (Finished) -> ExitStatus
+        _ feed: any LookupFeed, concurrency: Int, resolver: Result<CachingResolver, ResolutionError>,
+        family: AddressFamily, report: (Finished) -> ExitStatus
     ) async -> ExitStatus {
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
-        let queue = LookupWorkQueue()
+        let batch = try? resolver.get().resolveMany(family: family, concurrency: concurrency) { index, outcome in
+            sink.yield(.resolved(index: index, outcome: outcome))
+        }
         // Discarding: the group keeps no record of a finished child (the reads would pile up until the end).
         return await withDiscardingTaskGroup { group in
             var status = ExitStatus.success
@@ -241,7 +229,6 @@ struct LookupCommand: Subcommand {
             var finished: [Int: Finished] = [:]
             var reading = false
             var exhausted = false
-            var workers = 0
             var iterator = events.makeAsyncIterator()
             let readAhead = max(1, concurrency / 8)
             while true {
@@ -261,16 +248,14 @@ struct LookupCommand: Subcommand {
                         nextToStart += 1
                         switch entry {
                         case .name(let name):
-                            inFlight[index] = name.text
-                            if workers < concurrency, workers < inFlight.count {
-                                workers += 1
-                                group.addTask {
-                                    while let job = await queue.next() {
-                                        sink.yield(.resolved(index: job.index, outcome: await resolve(job.name)))
-                                    }
-                                }
+                            if let batch {
+                                inFlight[index] = name.text
+                                batch.submit(name, tag: index)
+                            } else if case .failure(let error) = resolver {
+                                // No resolver, no answers: every name reports the setup failure, so JSON
+                                // stays one line per name.
+                                finished[index] = .outcome(.failure(error), name: name.text)
                             }
-                            queue.push(LookupWorkQueue.Job(index: index, name: name))
                         case .invalid(let text, let problem):
                             finished[index] = .outcome(.failure(.badName(text, problem)), name: text)
                         case .unreadable(let sentence):
@@ -287,14 +272,13 @@ struct LookupCommand: Subcommand {
                     status = worse(status, report(next))
                     if Console.outputFailed {
                         exhausted = true
-                        // The names no worker took will never be resolved: nothing waits for them.
-                        for job in queue.close() { inFlight[job.index] = nil }
+                        // Nothing will be printed: no name waits for its outcome, and none starts.
+                        batch?.stop()
+                        inFlight = [:]
                         group.cancelAll()
                     }
                 }
             }
-            // Ends the idle workers' waits; the group then waits for them.
-            queue.close()
             sink.finish()
             return status
         }

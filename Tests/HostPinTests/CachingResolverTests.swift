@@ -60,38 +60,69 @@ import Testing
         #expect(relay.received == 1)
     }
 
-    @Test func inlineLeaderResolvesInItsOwnTaskAndCaches() async throws {
+    @Test func batchLeadsAFlightThatATaskJoinsAndCachesTheAnswer() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
         defer { relay.stop() }
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
         let cdn = try HostName.parse("cdn.example.test")
-        let leader = Task { try await resolver.resolveDetailedLeadingInline(cdn, family: .v4) }
-        try await Task.sleep(for: .milliseconds(30))
-        let joiner = try await resolver.resolve("cdn.example.test", family: .v4)  // joins the inline flight
-        let led = try await leader.value
-        #expect(try led.get().ipAddresses.map(\.description) == ["127.0.0.11"])
+        let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
+        let batch = resolver.resolveMany(family: .v4, concurrency: 4) { sink.yield(($0, $1)) }
+        var iterator = outcomes.makeAsyncIterator()
+        batch.submit(cdn, tag: 7)
+        #expect(resolver.flightsInProgress == 1)
+        let joiner = try await resolver.resolve("cdn.example.test", family: .v4)  // joins the batch's flight
+        let led = try #require(await iterator.next())
+        #expect(led.0 == 7)
+        #expect(try led.1.get().get().ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(try led.1.get().source == .upstream)
         #expect(joiner.ipAddresses.map(\.description) == ["127.0.0.11"])
         #expect(relay.received == 1)
-        let hit = try await resolver.resolveDetailedLeadingInline(cdn, family: .v4)
-        #expect(hit.source == .cache)
+        batch.submit(cdn, tag: 8)  // a hit: its outcome is in the sink before submit returns
+        sink.finish()
+        let hit = try #require(await iterator.next())
+        #expect(hit.0 == 8)
+        #expect(try hit.1.get().source == .cache)
         #expect(relay.received == 1)
         #expect(resolver.flightsInProgress == 0)
     }
 
-    @Test func cancellingAnInlineLeaderLeavesItsJoinerToAskAgain() async throws {
+    @Test func batchJoinsAFlightATaskLeads() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
         let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
-        let cdn = try HostName.parse("cdn.example.test")
-        let leader = Task { try await resolver.resolveDetailedLeadingInline(cdn, family: .v4) }
+        let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(50))
-        let joiner = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
-        try await Task.sleep(for: .milliseconds(50))
-        leader.cancel()
-        await #expect(throws: ResolutionError.cancelled) { try await leader.value }
-        // The leader's `.cancelled` is not the joiner's: it resolves again and gets the answer.
-        #expect(try await joiner.value.ipAddresses.map(\.description) == ["127.0.0.11"])
-        #expect(relay.received == 2)
+        let (outcomes, sink) = AsyncStream.makeStream(of: Result<ResolutionOutcome, ResolutionError>.self)
+        let batch = resolver.resolveMany(family: .v4, concurrency: 4) { sink.yield($1) }
+        batch.submit(try HostName.parse("cdn.example.test"), tag: 0)
+        var iterator = outcomes.makeAsyncIterator()
+        let joined = try #require(await iterator.next())
+        #expect(try joined.get().get().ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(try await leader.value.receivedAt == joined.get().get().receivedAt)  // one shared answer
+        #expect(relay.received == 1)
+    }
+
+    @Test func batchResolvesAtMostConcurrencyNamesAtOnceAndReportsEach() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
+        let batch = resolver.resolveMany(family: .v4, concurrency: 2) { sink.yield(($0, $1)) }
+        let names = ["www", "cdn", "nx", "www", "cdn", "alias"]
+        for (tag, label) in names.enumerated() { batch.submit(try HostName.parse("\(label).example.test"), tag: tag) }
+        // Two started (two flights), four wait their turn.
+        #expect(resolver.flightsInProgress == 2)
+        var byTag: [Int: Result<ResolutionOutcome, ResolutionError>] = [:]
+        for await (tag, outcome) in outcomes {
+            byTag[tag] = outcome
+            if byTag.count == names.count { break }
+        }
+        #expect(try byTag[0]?.get().get().ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(try byTag[3]?.get().source == .cache)
+        #expect(try byTag[4]?.get().source == .cache)
+        #expect(throws: ResolutionError.nxdomain(try HostName.parse("nx.example.test"))) { try byTag[2]?.get().get() }
+        #expect(try byTag[5]?.get().get().ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(relay.received == 4)  // www, cdn, nx, alias: the repeats were hits
     }
 
     @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {

@@ -2,8 +2,8 @@ import CLDNS
 @testable import HostPin
 import Testing
 
-/// Reading replies (``DNSReply/init(wire:)``) and building queries (``AddressQuery``) with ldns, on
-/// messages ldns makes from zone-file text: no network.
+/// Reading replies (``DNSReply/init(wire:)``) with ldns and building queries (``AddressQuery``) with
+/// c-ares and ldns, on messages ldns makes from zone-file text: no network.
 @Suite struct DNSMessageTests {
     @Test func replyIsReadWithItsHeaderQuestionAndRecords() throws {
         let wire = try WireMessage(question: "Alias.Example.Test. IN A", answers: [
@@ -64,8 +64,10 @@ import Testing
         #expect(DNSReply(wire: []) == nil)
     }
 
-    @Test func queriesAskOneQuestionEachWithRecursionAndEDNS() throws {
-        let queries = try #require(AddressQuery.messages(for: "xn--bcher-kva.example.test", types: [.a, .aaaa]))
+    @Test(arguments: [true, false]) func queriesAskOneQuestionEachWithRecursionAndEDNS(builtByCAres: Bool) throws {
+        let name = try HostName.parse("xn--bcher-kva.example.test")
+        let queries = try #require(builtByCAres ? AddressQuery.messages(for: name, types: [.a, .aaaa])
+                                                : AddressQuery.messages(for: name.text, types: [.a, .aaaa]))
         #expect(queries.count == 2)
         for (query, type) in zip(queries, [RecordType.a, .aaaa]) {
             try withPacket(query) { packet in
@@ -82,9 +84,18 @@ import Testing
         }
     }
 
+    @Test func cAresBuildsAHostNamesQueryAsLDNSDoes() throws {
+        let name = try HostName.parse("_sip.Host-1.example.test.")
+        for type in [RecordType.a, .aaaa] {
+            let byCAres = try #require(AddressQuery.messages(for: name, types: [type])?.first)
+            let byLDNS = try #require(AddressQuery.messages(for: name.text, types: [type])?.first)
+            #expect(byCAres.dropFirst(2) == byLDNS.dropFirst(2))  // every octet but the random ID
+        }
+    }
+
     @Test func queryIDsAreUnpredictable() throws {
         let queries = try (1...4).flatMap { _ in
-            try #require(AddressQuery.messages(for: "www.example.test", types: [.a, .aaaa]))
+            try #require(AddressQuery.messages(for: try HostName.parse("www.example.test"), types: [.a, .aaaa]))
         }
         let ids = try queries.map { query in try withPacket(query) { ldns_pkt_id($0) } }
         #expect(Set(ids).count > 1)  // eight equal random IDs: odds of 2^-112

@@ -155,6 +155,56 @@ import Testing
         #expect(second.queries.count == 1)
     }
 
+    /// One name through ``CachingResolver/resolveMany(family:concurrency:sink:)``, whose first upstream is
+    /// asked without a task and whose failover continues in one.
+    private func batchOutcome(_ resolver: TrustedResolver, _ name: String) async throws
+        -> Result<ResolutionOutcome, ResolutionError>
+    {
+        let (outcomes, sink) = AsyncStream.makeStream(of: Result<ResolutionOutcome, ResolutionError>.self)
+        let batch = CachingResolver(upstream: resolver).resolveMany(family: .v4, concurrency: 1) { _, outcome in
+            sink.yield(outcome)
+            sink.finish()
+        }
+        batch.submit(try HostName.parse(name), tag: 0)
+        var iterator = outcomes.makeAsyncIterator()
+        return try #require(await iterator.next())
+    }
+
+    @Test func batchFailsOverToTheNextUpstream() async throws {
+        let failing = try await FaultServer(mode: .servfail, upstream: nil)
+        let resolver = try TrustedResolver(configuration: configuration([failing.address, lab.trustedDNS]),
+                                           clock: ManualClock())
+        let resolution = try await batchOutcome(resolver, "www.example.test").get().get()
+        #expect(resolution.upstream == lab.trustedDNS)
+        #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(resolver.health.status(of: failing.address) == .heldDown(failures: 1, remaining: .seconds(1)))
+    }
+
+    @Test func batchNamesEveryFailingUpstream() async throws {
+        let first = try await FaultServer(mode: .drop, upstream: nil)
+        let second = try await FaultServer(mode: .servfail, upstream: nil)
+        let resolver = try TrustedResolver(configuration: configuration([first.address, second.address],
+                                                                       timeout: .milliseconds(200)))
+        #expect(try await batchOutcome(resolver, "www.example.test").map(\.source) == .failure(.upstreamsFailed([
+            UpstreamFailure(upstream: first.address, reason: .timeout),
+            UpstreamFailure(upstream: second.address, reason: .servfail),
+        ])))
+    }
+
+    @Test func batchOfBlackHolesEndsWithinTheBudget() async throws {
+        let first = try await FaultServer(mode: .drop, upstream: nil)
+        let second = try await FaultServer(mode: .drop, upstream: nil)
+        var settings = configuration([first.address, second.address], timeout: .milliseconds(500))
+        settings.budget = .milliseconds(800)
+        let resolver = try TrustedResolver(configuration: settings)
+        let (outcome, elapsed) = try await timed { try await batchOutcome(resolver, "www.example.test") }
+        #expect(outcome.map(\.source) == .failure(.timeout(budget: .milliseconds(800), [
+            UpstreamFailure(upstream: first.address, reason: .timeout),
+            UpstreamFailure(upstream: second.address, reason: .timeout),
+        ])))
+        #expect(elapsed < .milliseconds(1500))  // 800 ms budget; the two timeouts alone would take 1 s
+    }
+
     @Test func truncatedAnswerIsRetriedOverTCPAtTheSameUpstream() async throws {
         let truncating = try await FaultServer(mode: .truncate, upstream: lab.trustedDNS)
         let resolver = try TrustedResolver(upstreams: [truncating.address])

@@ -44,7 +44,7 @@ func check(_ answer: AddressAnswer, name: String, type: RecordType, reply: DNSRe
 /// The queries for `name`, when it is a host name HostPin could ask, read back with that very question.
 func checkQuery(for name: String) {
     guard let host = try? HostName.parse(name), host.literalAddress == nil,
-          let queries = AddressQuery.messages(for: host.text, types: [.a, .aaaa])
+          let queries = AddressQuery.messages(for: host, types: [.a, .aaaa])
     else { return }
     for (query, type) in zip(queries, [RecordType.a, .aaaa]) {
         let read = DNSReply(wire: query)

@@ -68,6 +68,14 @@ final class AresChannel: UpstreamTransport {
     func exchange(_ queries: [[UInt8]], deadline: ResolutionDeadline?) async -> [ExchangeOutcome] {
         await PendingExchange.perform(queries, deadline: deadline) { inbox.submit($0) }
     }
+
+    /// Sends `queries` as ``exchange(_:deadline:)`` does; `completion` runs on the channel's owner thread
+    /// when the last reply is in (on the budget timer's when `deadline` runs out first): no task, no
+    /// continuation.
+    func start(_ queries: [[UInt8]], deadline: ResolutionDeadline?,
+               completion: @escaping @Sendable ([ExchangeOutcome]) -> Void) {
+        PendingExchange.start(queries, deadline: deadline, submit: { inbox.submit($0) }, completion: completion)
+    }
 }
 
 /// Work handed to the owner thread, and the eventfd that wakes it.

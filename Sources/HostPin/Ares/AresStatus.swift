@@ -32,7 +32,7 @@ struct AresStatus: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `ARES_ENOMEM`: also what HostPin reports when ldns cannot build a query, which only running out of
+    /// `ARES_ENOMEM`: also what HostPin reports when a query cannot be built, which only running out of
     /// memory can cause.
     static let outOfMemory = AresStatus(code: HOSTPIN_ARES_ENOMEM)
 

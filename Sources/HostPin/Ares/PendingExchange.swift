@@ -1,19 +1,33 @@
 import Synchronization
 
-/// Queries handed to a transport together, waiting for their replies; it resumes its caller exactly
-/// once, with every outcome.
+/// Queries handed to a transport together, waiting for their replies; it hands every outcome over exactly
+/// once: by resuming the caller (``perform(_:deadline:submit:)``) or by calling a completion
+/// (``start(_:deadline:submit:completion:)``).
 ///
-/// One continuation for all the queries: asking for A and AAAA costs the caller one suspension and no
-/// child tasks. c-ares has no per-query cancel (`ares_cancel` fails every query on the channel), so
-/// cancelling resumes the caller at once and leaves the queries to finish on the channel; their late
-/// completions then find the exchange finished and are ignored.
+/// One continuation, or one call, for all the queries: asking for A and AAAA costs the caller one
+/// suspension and no child tasks. c-ares has no per-query cancel (`ares_cancel` fails every query on the
+/// channel), so cancelling hands over `.cancelled` at once and leaves the queries to finish on the
+/// channel; their late completions then find the exchange finished and are ignored.
 final class PendingExchange: InterruptibleExchange {
     /// The DNS messages to send, in wire format.
     let queries: [[UInt8]]
 
+    /// Who gets the outcomes.
+    private enum Receiver {
+        case continuation(CheckedContinuation<[ExchangeOutcome], Never>)
+        case completion(@Sendable ([ExchangeOutcome]) -> Void)
+
+        func deliver(_ outcomes: [ExchangeOutcome]) {
+            switch self {
+            case .continuation(let continuation): continuation.resume(returning: outcomes)
+            case .completion(let completion): completion(outcomes)
+            }
+        }
+    }
+
     private enum State {
         case created
-        case waiting(CheckedContinuation<[ExchangeOutcome], Never>, outcomes: [ExchangeOutcome?], missing: Int)
+        case waiting(Receiver, outcomes: [ExchangeOutcome?], missing: Int)
         case finished
     }
 
@@ -32,53 +46,64 @@ final class PendingExchange: InterruptibleExchange {
         if let deadline, !deadline.admit(exchange) { return exchange.allCancelled }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                if exchange.wait(with: continuation) { submit(exchange) }
+                if exchange.wait(for: .continuation(continuation)) { submit(exchange) }
             }
         } onCancel: {
             exchange.cancel()
         }
     }
 
+    /// Sends `queries` by handing one exchange to `submit` without waiting: `completion` gets every
+    /// outcome once each query has one, or every outcome `.cancelled` when `deadline` runs out first. It
+    /// runs on the thread that ends the exchange (the transport's, the budget timer's, or the caller's
+    /// when the budget has run out already), so it must not block.
+    static func start(_ queries: [[UInt8]], deadline: ResolutionDeadline?, submit: (PendingExchange) -> Void,
+                      completion: @escaping @Sendable ([ExchangeOutcome]) -> Void) {
+        guard !queries.isEmpty else { return completion([]) }
+        let exchange = PendingExchange(queries: queries)
+        if let deadline, !deadline.admit(exchange) { return completion(exchange.allCancelled) }
+        if exchange.wait(for: .completion(completion)) { submit(exchange) }
+    }
+
     private var allCancelled: [ExchangeOutcome] { Array(repeating: .cancelled, count: queries.count) }
 
-    /// Installs the caller's continuation; returns false (after resuming it with `.cancelled`) when the
-    /// exchange was cancelled before it got here.
-    private func wait(with continuation: CheckedContinuation<[ExchangeOutcome], Never>) -> Bool {
+    /// Installs the receiver; returns false (after handing it `.cancelled`) when the exchange was cancelled
+    /// before it got here.
+    private func wait(for receiver: Receiver) -> Bool {
         let accepted = state.withLock { state in
             guard case .created = state else { return false }
-            state = .waiting(continuation, outcomes: Array(repeating: nil, count: queries.count),
-                             missing: queries.count)
+            state = .waiting(receiver, outcomes: Array(repeating: nil, count: queries.count), missing: queries.count)
             return true
         }
-        if !accepted { continuation.resume(returning: allCancelled) }
+        if !accepted { receiver.deliver(allCancelled) }
         return accepted
     }
 
-    /// Records the outcome of the query at `index`; the last one resumes the caller, unless it was resumed
-    /// already.
+    /// Records the outcome of the query at `index`; the last one hands every outcome over, unless they
+    /// were handed over already.
     func finish(_ index: Int, with outcome: ExchangeOutcome) {
-        let resume = state.withLock { state -> (CheckedContinuation<[ExchangeOutcome], Never>, [ExchangeOutcome])? in
-            guard case .waiting(let continuation, var outcomes, let missing) = state, outcomes[index] == nil else {
+        let deliver = state.withLock { state -> (Receiver, [ExchangeOutcome])? in
+            guard case .waiting(let receiver, var outcomes, let missing) = state, outcomes[index] == nil else {
                 return nil
             }
             state = .finished  // drops the state's copy of `outcomes`, so the write below does not copy it
             outcomes[index] = outcome
             guard missing == 1 else {
-                state = .waiting(continuation, outcomes: outcomes, missing: missing - 1)
+                state = .waiting(receiver, outcomes: outcomes, missing: missing - 1)
                 return nil
             }
-            return (continuation, outcomes.map { $0 ?? .cancelled })
+            return (receiver, outcomes.map { $0 ?? .cancelled })
         }
-        if let (continuation, outcomes) = resume { continuation.resume(returning: outcomes) }
+        if let (receiver, outcomes) = deliver { receiver.deliver(outcomes) }
     }
 
-    /// Resumes the caller with every outcome `.cancelled`, unless it was resumed already.
+    /// Hands over every outcome `.cancelled`, unless they were handed over already.
     func cancel() {
-        let continuation = state.withLock { state -> CheckedContinuation<[ExchangeOutcome], Never>? in
+        let receiver = state.withLock { state -> Receiver? in
             defer { state = .finished }
-            if case .waiting(let continuation, _, _) = state { return continuation }
+            if case .waiting(let receiver, _, _) = state { return receiver }
             return nil
         }
-        continuation?.resume(returning: allCancelled)
+        receiver?.deliver(allCancelled)
     }
 }

@@ -92,26 +92,6 @@ public final class CachingResolver: HostResolver {
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
     {
-        try await resolveDetailed(name, family: family, countingLookup: countingLookup, leadingInline: false)
-    }
-
-    /// ``resolveDetailed(_:family:)`` for a caller that resolves many names, one after another, in a few
-    /// long-lived tasks (`hostpin lookup --batch`): a cache miss that starts the upstream resolution runs it
-    /// in the calling task instead of a task of its own (a task per name was a tenth of the CPU time of a
-    /// cold batch; docs/ARCHITECTURE.md, "Bulk lookups"). Other callers of the same name and family still
-    /// join it (single-flight); if the calling task is cancelled, they start the resolution again
-    /// themselves rather than share its `.cancelled`.
-    ///
-    /// - Throws: as ``resolveDetailed(_:family:)``.
-    package func resolveDetailedLeadingInline(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
-        -> ResolutionOutcome
-    {
-        try await resolveDetailed(name, family: family, countingLookup: true, leadingInline: true)
-    }
-
-    private func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool, leadingInline: Bool)
-        async throws(ResolutionError) -> ResolutionOutcome
-    {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         let now = cache.clock.nanoseconds()
         let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
@@ -119,7 +99,57 @@ public final class CachingResolver: HostResolver {
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
             return cache.outcome(of: entry, now: now)
         }
-        return try await resolveMissing(name, family: family, found: found, now: now, leadingInline: leadingInline)
+        return try await resolveMissing(name, family: family, found: found, now: now)
+    }
+
+    /// Resolves `name` as ``resolveDetailed(_:family:)`` does, without a task to wait in: `completion` gets
+    /// what it would return or throw. A fresh entry or a literal completes at once, on the caller's thread;
+    /// a miss joins the flight running for the name and family or leads one, whose ``TrustedResolver``
+    /// upstream asks its first upstream without a task (``TrustedResolver/resolveDetailed(_:family:completion:)``),
+    /// so `completion` runs on that upstream's c-ares thread. An expired entry (serve-stale, the
+    /// stale-answer timer) takes the task-based path. `completion` must not block.
+    func resolveDetailed(_ name: HostName, family: AddressFamily,
+                         completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
+        let now = cache.clock.nanoseconds()
+        let found = cache.find(name, family: family, now: now, counting: true, claimingRefresh: true)
+        switch found {
+        case .fresh(let entry):
+            if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
+            return completion(.success(cache.outcome(of: entry, now: now)))
+        case .expired:
+            return resolveInTask(completion: completion) { [self] () async throws(ResolutionError) in
+                try await resolveMissing(name, family: family, found: found, now: now)
+            }
+        case .removed, .absent:
+            break
+        }
+        let key = ResolutionCache.Key(name: name, family: family)
+        let (flight, leads) = flights.withLock { flights -> (Flight<ResolutionOutcome>, Bool) in
+            if let running = flights[key] { return (running, false) }
+            let flight = Flight<ResolutionOutcome>()
+            flights[key] = flight
+            return (flight, true)
+        }
+        if leads { return fly(flight, for: key, completion: completion) }
+        flight.whenFinished { [self] result in
+            if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+            completion(result)
+        }
+    }
+
+    /// Runs `resolve` in a task of its own and hands its result to `completion`.
+    private func resolveInTask(completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void,
+                               _ resolve: @escaping @Sendable () async throws(ResolutionError) -> ResolutionOutcome) {
+        Task {
+            let result: Result<ResolutionOutcome, ResolutionError>
+            do throws(ResolutionError) {
+                result = .success(try await resolve())
+            } catch {
+                result = .failure(error)
+            }
+            completion(result)
+        }
     }
 
     /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
@@ -181,6 +211,24 @@ public final class CachingResolver: HostResolver {
         }
     }
 
+    /// Resolves many names at once, each as ``resolveDetailed(_:family:)`` would, without a task or a
+    /// continuation per name: submit names to the returned ``BatchResolution`` and `sink` gets each outcome
+    /// with its tag as it comes (hits at once, misses from the upstream's c-ares thread). For callers with
+    /// thousands of names to resolve, such as `hostpin lookup --batch`.
+    ///
+    /// - Parameters:
+    ///   - family: A (`v4`), AAAA (`v6`) or both (`any`), for every name.
+    ///   - concurrency: The most names being resolved at once (at least 1); more wait their turn.
+    ///   - sink: Gets each outcome (``BatchResolution/Sink``): an answer, NXDOMAIN or NODATA as a
+    ///     ``NegativeAnswer``, or the error ``resolveDetailed(_:family:)`` throws (`.upstreamsFailed`,
+    ///     `.timeout` when the budget runs out, …). It must not block.
+    /// - Returns: The batch to submit names to.
+    public func resolveMany(family: AddressFamily, concurrency: Int, sink: @escaping BatchResolution.Sink)
+        -> BatchResolution
+    {
+        BatchResolution(resolver: self, family: family, concurrency: concurrency, sink: sink)
+    }
+
     /// The number of upstream resolutions running, refreshes included.
     var flightsInProgress: Int { flights.withLock { $0.count } }
 
@@ -188,11 +236,7 @@ public final class CachingResolver: HostResolver {
     /// once for a name already served stale (starting a background refresh when one is due), else the
     /// shared upstream resolution — waited for at most the stale-answer timeout when an expired entry may
     /// stand in.
-    ///
-    /// With `leadingInline`, a caller that takes the lead without an expired entry to stand in runs the
-    /// resolution itself (``resolveDetailedLeadingInline(_:family:)``).
-    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64,
-                                leadingInline: Bool = false)
+    private func resolveMissing(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64)
         async throws(ResolutionError) -> ResolutionOutcome
     {
         let key = ResolutionCache.Key(name: name, family: family)
@@ -211,20 +255,9 @@ public final class CachingResolver: HostResolver {
             flights[key] = flight
             return (flight, true)
         }
-        if leads, leadingInline, standIn == nil {
-            let result = await fly(flight, for: key, refreshing: nil)
-            if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
-            return try result.get()
-        }
         if leads { launch(flight, for: key, refreshing: nil) }
         if let standIn { return try await staleUnlessAnswered(flight, standIn: standIn).get() }
-        let outcome: ResolutionOutcome
-        do throws(ResolutionError) {
-            outcome = try await flight.wait()
-        } catch .cancelled where !Task.isCancelled {
-            // The flight was led inline by a caller whose task was cancelled, not this one: start over.
-            return try await resolveDetailed(name, family: family, countingLookup: false, leadingInline: leadingInline)
-        }
+        let outcome = try await flight.wait()
         if outcome.source == .stale { cache.countStaleServed() }
         return outcome
     }
@@ -257,8 +290,7 @@ public final class CachingResolver: HostResolver {
                 defer { group.cancelAll() }
                 return await group.next() ?? nil
             }
-            // A `.cancelled` this task did not ask for is an inline leader's: the stand-in serves instead.
-            if let first, !(first.isCancelled && !Task.isCancelled) {
+            if let first {
                 if case .success(let outcome) = first, outcome.source == .stale { cache.countStaleServed() }
                 return first
             }
@@ -303,20 +335,78 @@ public final class CachingResolver: HostResolver {
                      refreshing entry: UInt32?) async -> Result<ResolutionOutcome, ResolutionError>
     {
         let result: Result<ResolutionOutcome, ResolutionError>
-        let now = cache.clock.nanoseconds()
-        if entry == nil, case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
-            // Another flight stored this between our cache miss and taking the lead.
-            result = .success(cache.outcome(of: hit, now: now))
+        if entry == nil, let stored = storedMeanwhile(key) {
+            result = .success(stored)
         } else {
+            let received: Result<ResolutionOutcome, ResolutionError>
             do throws(ResolutionError) {
-                result = .success(keep(try await upstream.resolveDetailed(key.name, family: key.family), for: key))
+                received = .success(try await upstream.resolveDetailed(key.name, family: key.family))
             } catch {
-                result = standIn(for: error, key: key, refreshing: entry)
+                received = .failure(error)
+            }
+            result = settle(received, for: key, refreshing: entry)
+        }
+        land(flight, for: key, with: result)
+        return result
+    }
+
+    /// The body of a miss's flight without a task (``resolveDetailed(_:family:completion:)``): as
+    /// ``fly(_:for:refreshing:)``, with `completion` getting the outcome on the thread that ends it. A
+    /// ``TrustedResolver`` upstream is asked through its callback path; any other in a task.
+    private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+                     completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        if let stored = storedMeanwhile(key) {
+            let result = Result<ResolutionOutcome, ResolutionError>.success(stored)
+            land(flight, for: key, with: result)
+            return completion(result)
+        }
+        let finish: @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void = { [self] received in
+            let result = settle(received, for: key, refreshing: nil)
+            land(flight, for: key, with: result)
+            if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+            completion(result)
+        }
+        if let trusted = upstream as? TrustedResolver {
+            trusted.resolveDetailed(key.name, family: key.family, completion: finish)
+        } else {
+            let upstream = upstream
+            Task {
+                let received: Result<ResolutionOutcome, ResolutionError>
+                do throws(ResolutionError) {
+                    received = .success(try await upstream.resolveDetailed(key.name, family: key.family))
+                } catch {
+                    received = .failure(error)
+                }
+                finish(received)
             }
         }
+    }
+
+    /// A fresh answer for `key` that another flight stored between the caller's cache miss and its taking
+    /// the lead.
+    private func storedMeanwhile(_ key: ResolutionCache.Key) -> ResolutionOutcome? {
+        let now = cache.clock.nanoseconds()
+        guard case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) else {
+            return nil
+        }
+        return cache.outcome(of: hit, now: now)
+    }
+
+    /// What a flight for `key` ends with when `upstream` gave `received`: the answer kept in the cache, or
+    /// the stand-in for a failure (``standIn(for:key:refreshing:)``).
+    private func settle(_ received: Result<ResolutionOutcome, ResolutionError>, for key: ResolutionCache.Key,
+                        refreshing entry: UInt32?) -> Result<ResolutionOutcome, ResolutionError> {
+        switch received {
+        case .success(let outcome): .success(keep(outcome, for: key))
+        case .failure(let error): standIn(for: error, key: key, refreshing: entry)
+        }
+    }
+
+    /// Ends `flight`: out of the table first, so a caller that finds no flight finds the answer cached.
+    private func land(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+                      with result: Result<ResolutionOutcome, ResolutionError>) {
         flights.withLock { _ = $0.removeValue(forKey: key) }
         flight.finish(result)
-        return result
     }
 
     /// Caches `outcome`, an answer just received for `key`, and returns it with the lifetime the cache
@@ -355,12 +445,5 @@ public final class CachingResolver: HostResolver {
     /// answered stale at once and refreshed after the retry interval. `nil` without such an entry.
     private func staleAnswer(for key: ResolutionCache.Key) -> ResolutionOutcome? {
         cache.serveStale(key.name, family: key.family, now: cache.clock.nanoseconds())
-    }
-}
-
-private extension Result where Failure == ResolutionError {
-    var isCancelled: Bool {
-        if case .failure(.cancelled) = self { return true }
-        return false
     }
 }

@@ -13,6 +13,8 @@ package final class Flight<Value: Sendable>: Sendable {
         /// The first waiter, kept apart: most flights have only their leader, and a dictionary allocates.
         var first: (id: Int, waiter: Waiter)?
         var others: [Int: Waiter] = [:]
+        /// Waiters without a task (``whenFinished(_:)``); never cancelled.
+        var callbacks: [@Sendable (Result<Value, ResolutionError>) -> Void] = []
         var nextWaiter = 0
         var result: Result<Value, ResolutionError>?
 
@@ -53,17 +55,30 @@ package final class Flight<Value: Sendable>: Sendable {
         return try result.get()
     }
 
+    /// Calls `body` with the shared result once there is one: at once when the flight has finished, else
+    /// on the thread that finishes it. For a caller that waits without a task; `body` must not block.
+    package func whenFinished(_ body: @escaping @Sendable (Result<Value, ResolutionError>) -> Void) {
+        let ready = state.withLock { state -> Result<Value, ResolutionError>? in
+            if let result = state.result { return result }
+            state.callbacks.append(body)
+            return nil
+        }
+        if let ready { body(ready) }
+    }
+
     /// Records the result and resumes every waiter with it.
     package func finish(_ result: Result<Value, ResolutionError>) {
-        let (first, others) = state.withLock { state -> (Waiter?, [Waiter]) in
+        let (first, others, callbacks) = state.withLock { state -> (Waiter?, [Waiter], [@Sendable (Result<Value, ResolutionError>) -> Void]) in
             state.result = result
             defer {
                 state.first = nil
                 state.others = [:]
+                state.callbacks = []
             }
-            return (state.first?.waiter, state.others.isEmpty ? [] : Array(state.others.values))
+            return (state.first?.waiter, state.others.isEmpty ? [] : Array(state.others.values), state.callbacks)
         }
         first?.resume(returning: result)
         for waiter in others { waiter.resume(returning: result) }
+        for callback in callbacks { callback(result) }
     }
 }

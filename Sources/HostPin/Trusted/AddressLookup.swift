@@ -16,13 +16,39 @@ enum AddressLookup {
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
                     deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter? = nil) async -> AddressAnswer? {
         let types = RecordType.addressTypes(for: family)
-        guard let queries = AddressQuery.messages(for: name.text, types: types) else {
-            return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
-        }
+        guard let queries = AddressQuery.messages(for: name, types: types) else { return outOfMemory }
         meter?.sent(queries.count)
         let sent = ContinuousClock.now
         let outcomes = await transport.exchange(queries, deadline: deadline)
-        let roundTrip = ContinuousClock.now - sent
+        return read(outcomes, types: types, name: name, roundTrip: ContinuousClock.now - sent, deadline: deadline,
+                    meter: meter)
+    }
+
+    /// Asks as ``ask(_:for:family:deadline:meter:)`` does, without a task to wait in: `completion` gets
+    /// the answer (`nil` when `deadline` ran out) on the thread that ends the exchange
+    /// (``UpstreamTransport/start(_:deadline:completion:)``).
+    static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
+                    deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?,
+                    completion: @escaping @Sendable (AddressAnswer?) -> Void) {
+        let types = RecordType.addressTypes(for: family)
+        guard let queries = AddressQuery.messages(for: name, types: types) else { return completion(outOfMemory) }
+        meter?.sent(queries.count)
+        let sent = ContinuousClock.now
+        transport.start(queries, deadline: deadline) { outcomes in
+            completion(read(outcomes, types: types, name: name, roundTrip: ContinuousClock.now - sent,
+                            deadline: deadline, meter: meter))
+        }
+    }
+
+    /// The answer when ldns cannot build the queries, which only running out of memory causes.
+    private static var outOfMemory: AddressAnswer {
+        .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
+    }
+
+    /// Reads the outcome of each query (one per `types`, in order) into the answer, counting them on
+    /// `meter`; `nil` when the exchange was cancelled.
+    private static func read(_ outcomes: [ExchangeOutcome], types: [RecordType], name: HostName, roundTrip: Duration,
+                             deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?) -> AddressAnswer? {
         var answers: [AddressAnswer] = []
         for (type, outcome) in zip(types, outcomes) {
             switch outcome {
@@ -38,7 +64,7 @@ enum AddressLookup {
             case .cancelled:
                 // The transport ends every query of the exchange at once: all of them timed out when the
                 // budget ran out (as the resolution records it), none did when the caller went away.
-                if deadline?.hasExpired == true { for _ in queries { meter?.failed(.timeout) } }
+                if deadline?.hasExpired == true { for _ in outcomes { meter?.failed(.timeout) } }
                 return nil
             }
         }

@@ -1,6 +1,8 @@
+import CAres
 import CLDNS
 
-/// The queries HostPin sends for one name, built by ldns (RFC 1035 §4.1).
+/// The queries HostPin sends for one name (RFC 1035 §4.1): built by c-ares for a ``HostName``, by ldns
+/// for a forwarded question's name, which may hold `\DDD` escapes c-ares's builder does not read.
 enum AddressQuery {
     /// The EDNS(0) UDP payload size HostPin advertises, in bytes: large enough for most answers, small
     /// enough to avoid IP fragmentation (RFC 6891 §6.2.5; the value of DNS Flag Day 2020). Larger answers
@@ -11,12 +13,39 @@ enum AddressQuery {
     /// set (upstreams are recursive resolvers or the zone's authority; RFC 1035 §4.1.1), one question of
     /// class IN, and an OPT record advertising ``udpPayloadSize`` (RFC 6891 §6.1).
     ///
+    /// Built by c-ares (`ares_create_query`), the library that sends them: a ``HostName`` holds only
+    /// letters, digits, `-`, `_` and dots, which it reads as ldns does, for some 40% of the cost (one
+    /// allocation per message; ldns makes a packet, its records and a buffer).
+    ///
+    /// - Returns: The messages in wire format; `nil` only when c-ares cannot build them (out of memory:
+    ///   every ``HostName`` is a valid query name).
+    static func messages(for name: HostName, types: [RecordType]) -> [[UInt8]]? {
+        var messages: [[UInt8]] = []
+        messages.reserveCapacity(types.count)
+        for type in types {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var length: Int32 = 0
+            // c-ares 1.18's ares_send sends the ID it is given (1.34 sets its own) and takes the reply that
+            // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
+            guard hostpin_ares_create_query(name.text, Int32(type.rawValue), UInt16.random(in: .min ... .max),
+                                            Int32(udpPayloadSize), &buffer, &length) == HOSTPIN_ARES_SUCCESS,
+                  let buffer
+            else { return nil }
+            defer { ares_free_string(buffer) }
+            messages.append(Array(UnsafeBufferPointer(start: buffer, count: Int(length))))
+        }
+        return messages
+    }
+
+    /// One query for each of `types` of records of `name`, as ``messages(for:types:)-(HostName,_)``
+    /// builds them, by ldns.
+    ///
     /// - Parameters:
-    ///   - name: A normalised host name (``HostName/text``) or a ``ForwardedQuestion``'s name, relative or
+    ///   - name: A ``ForwardedQuestion``'s name in presentation form (RFC 1035 §5.1 escapes), relative or
     ///     absolute.
     ///   - types: The record types asked for.
     /// - Returns: The messages in wire format; `nil` only when ldns cannot build them (out of memory: every
-    ///   ``HostName`` and every ``ForwardedQuestion`` name is a valid query name).
+    ///   ``ForwardedQuestion`` name is a valid query name).
     static func messages(for name: String, types: [RecordType]) -> [[UInt8]]? {
         var built: UnsafeMutablePointer<ldns_pkt>?
         guard ldns_pkt_query_new_frm_str(&built, name, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, UInt16(LDNS_RD)) == LDNS_STATUS_OK,

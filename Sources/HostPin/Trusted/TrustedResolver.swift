@@ -121,16 +121,71 @@ public final class TrustedResolver: HostResolver {
         return try outcome.get()
     }
 
+    /// Resolves `name` as ``resolveDetailed(_:family:)`` does, without a task to wait in: `completion` gets
+    /// the outcome, on the thread that ended the resolution (a c-ares channel's, the budget timer's, or the
+    /// caller's for an IP literal). The first upstream is asked through ``AddressLookup``'s callback path; only
+    /// when it fails do the next ones get a task (``tryUpstreams(_:family:order:recording:deadline:lastResort:)``).
+    /// A caller that resolves many names at once (``CachingResolver/resolveMany(family:concurrency:sink:)``)
+    /// then costs no task and no continuation per name.
+    ///
+    /// `completion` must not block. It gets what ``resolveDetailed(_:family:)`` returns or throws, except
+    /// `.cancelled`: nothing cancels this resolution but its budget (``ResolutionError/timeout(budget:_:)``).
+    package func resolveDetailed(_ name: HostName, family: AddressFamily,
+                                 completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
+        let attempts = Attempts()
+        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
+        budgetTimer.start(deadline)
+        let plan = health.plan()
+        for index in plan.probes { probe(index, name: name, family: family) }
+        guard let first = plan.order.first else {
+            Task {
+                completion(deadline.complete(await tryUpstreams(name, family: family, order: [], recording: attempts,
+                                                                deadline: deadline, lastResort: nil)))
+            }
+            return
+        }
+        let upstream = configuration.upstreams[first]
+        attempts.begin(upstream, index: first)
+        AddressLookup.ask(transports[first], for: name, family: family, deadline: deadline,
+                          meter: metrics.meter(at: first)) { [self] answer in
+            switch Self.outcome(of: answer, from: upstream, name, family, source: .upstream) {
+            case .answered(let outcome):
+                health.recordSuccess(first)
+                completion(deadline.complete(.success(outcome)))
+            case .failed(let failure, let partial):
+                health.recordFailure(first)
+                attempts.record(failure)
+                Task {
+                    let rest = await tryUpstreams(name, family: family, order: plan.order.dropFirst(),
+                                                  recording: attempts, deadline: deadline, lastResort: partial)
+                    completion(deadline.complete(rest))
+                }
+            case .cancelled:
+                completion(deadline.complete(.failure(.cancelled)))
+            }
+        }
+    }
+
     private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts,
                               deadline: ResolutionDeadline) async
         -> Result<ResolutionOutcome, ResolutionError>
     {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
-        // The first trusted upstream's addresses of one family when it failed the other: the answer only
-        // when no trusted upstream does better.
-        var lastResort: Resolution?
-        for index in plan.order {
+        return await tryUpstreams(name, family: family, order: plan.order[...], recording: attempts, deadline: deadline,
+                                  lastResort: nil)
+    }
+
+    /// Asks the upstreams at `order` one after another until one answers, then the untrusted fallback.
+    /// `lastResort` is the first trusted upstream's addresses of one family when it failed the other: the
+    /// answer only when no trusted upstream does better.
+    private func tryUpstreams(_ name: HostName, family: AddressFamily, order: ArraySlice<Int>,
+                              recording attempts: Attempts, deadline: ResolutionDeadline, lastResort: Resolution?) async
+        -> Result<ResolutionOutcome, ResolutionError>
+    {
+        var lastResort = lastResort
+        for index in order {
             let upstream = configuration.upstreams[index]
             attempts.begin(upstream, index: index)
             switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline,
@@ -208,7 +263,14 @@ public final class TrustedResolver: HostResolver {
     private static func ask(_ transport: any UpstreamTransport, _ upstream: Upstream, _ name: HostName,
                             _ family: AddressFamily, source: Resolution.Source,
                             deadline: ResolutionDeadline? = nil, meter: UpstreamMetrics.Meter? = nil) async -> Outcome {
-        switch await AddressLookup.ask(transport, for: name, family: family, deadline: deadline, meter: meter) {
+        outcome(of: await AddressLookup.ask(transport, for: name, family: family, deadline: deadline, meter: meter),
+                from: upstream, name, family, source: source)
+    }
+
+    /// What `answer`, from `upstream`, means for the resolution; `nil` is a cancelled exchange.
+    private static func outcome(of answer: AddressAnswer?, from upstream: Upstream, _ name: HostName,
+                                _ family: AddressFamily, source: Resolution.Source) -> Outcome {
+        switch answer {
         case .addresses(let addresses, let cnames):
             .answered(.received(Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream,
                                            source: source, receivedAt: Date())))

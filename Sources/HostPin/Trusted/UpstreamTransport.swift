@@ -17,6 +17,20 @@ protocol UpstreamTransport: Sendable {
     ///   - deadline: The budget of the resolution the exchange belongs to; `nil` for none.
     /// - Returns: One outcome per query, in the order of `queries`.
     func exchange(_ queries: [[UInt8]], deadline: ResolutionDeadline?) async -> [ExchangeOutcome]
+
+    /// Sends `queries` as ``exchange(_:deadline:)`` does, without a task to wait in: `completion` gets the
+    /// outcomes, every one `.cancelled` when `deadline` runs out first. It may run on the transport's own
+    /// thread, so it must not block.
+    func start(_ queries: [[UInt8]], deadline: ResolutionDeadline?,
+               completion: @escaping @Sendable ([ExchangeOutcome]) -> Void)
+}
+
+extension UpstreamTransport {
+    /// A task of its own that waits in ``exchange(_:deadline:)``: for transports with no cheaper way.
+    func start(_ queries: [[UInt8]], deadline: ResolutionDeadline?,
+               completion: @escaping @Sendable ([ExchangeOutcome]) -> Void) {
+        Task { completion(await exchange(queries, deadline: deadline)) }
+    }
 }
 
 /// How one query's exchange with an upstream ended.
