@@ -7,7 +7,8 @@ import FoundationNetworking
 ///
 /// `URLRequest.httpBody` and `httpBodyStream` reach a protocol in its request, but an upload task's body
 /// (`uploadTask(with:from:)`, `uploadTask(with:fromFile:)`) stays in the task (swift-corelibs-foundation's
-/// internal `knownBody`), out of a custom protocol's reach. HostPin reads it by reflection, as it reads
+/// internal `knownBody`), out of a custom protocol's reach. Only an upload task keeps it there (every other
+/// task's `knownBody` is its request's body), and HostPin reads an upload task's by reflection, as it reads
 /// the task's delivery behaviour (``ResponseDelivery``); where neither finds a body that an upload task
 /// must have, the request fails (``missingUploadBody``) rather than go out empty.
 enum RequestBody: Sendable {
@@ -22,7 +23,7 @@ enum RequestBody: Sendable {
             self = .data(data)
         } else if let stream = request.httpBodyStream {
             self = .stream(OneShotStream(stream))
-        } else if let known = task.flatMap({ Reflection.child("knownBody", of: $0) }),
+        } else if let task = task as? URLSessionUploadTask, let known = Reflection.child("knownBody", of: task),
                   let kind = Mirror(reflecting: known).children.first {
             switch (kind.label, kind.value) {
             case ("data", let data as DispatchData): self = .data(Data(data))
@@ -84,22 +85,5 @@ final class OneShotStream: @unchecked Sendable {
             defer { stream = nil }
             return stream
         }
-    }
-}
-
-/// Reads Foundation's internal fields by name (see ``ResponseDelivery`` and ``RequestBody``).
-enum Reflection {
-    /// The stored property `label` of `subject` or its superclasses, implicitly unwrapped optionals unwrapped.
-    static func child(_ label: String, of subject: Any) -> Any? {
-        var mirror: Mirror? = Mirror(reflecting: subject)
-        while let current = mirror {
-            if let match = current.children.first(where: { $0.label == label }) {
-                let inner = Mirror(reflecting: match.value)
-                if inner.displayStyle == .optional { return inner.children.first?.value }
-                return match.value
-            }
-            mirror = current.superclassMirror
-        }
-        return nil
     }
 }

@@ -51,6 +51,16 @@ extension InterceptorTests {
             #expect(data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
         }
 
+        @Test(arguments: ["www.example.test", "v6only.example.test"])
+        func multiChunkBodyReachesACompletionHandlerWholeBesideADataDelegate(host: String) async throws {
+            // The session's data delegate makes the interceptor ask the task's behaviour (by reflection):
+            // the completion handler must still get every byte, not the last chunk.
+            let session = try PinnedLab.session(delegate: DataCollector(keepingData: false))
+            let (data, _) = try await session.data(from: try PinnedLab.url(host, "/bytes/3000000"))
+            #expect(data.count == 3_000_000)
+            #expect(data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
+        }
+
         @Test func delegateReceivesTheBodyAsItArrives() async throws {
             let collector = DataCollector()
             let session = try PinnedLab.session(delegate: collector)

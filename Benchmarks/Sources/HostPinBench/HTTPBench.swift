@@ -15,7 +15,10 @@ private let observed = Atomic<Int>(0)
 /// `CachingResolver(TrustedResolver([--server]))`; `--mode pinned-curl`: the same with plain HTTP through
 /// libcurl (`plainHTTP: .libcurl`); `--mode plain`: `URLSessionConfiguration.default`. `--observer 1`
 /// (pinned modes) sets an observer that counts the events, to measure what observing costs against the
-/// same mode without one (issue 14: no cost when no observer is set).
+/// same mode without one (issue 14: no cost when no observer is set). `--mode null-protocol`: a URLProtocol
+/// that answers at once without any network (``NullProtocol``): what FoundationNetworking's dispatch of
+/// one protocol-handled task costs, the part of the pinned default path that an inner URLSession adds to a
+/// plain one (issue 18).
 /// Reports requests/s, p50/p99 latency (µs) and this process's CPU time (getrusage) per request (µs).
 enum HTTPBench {
     static func run(_ options: Options) async {
@@ -48,8 +51,11 @@ enum HTTPBench {
                                     plainHTTP: mode == "pinned-curl" ? .libcurl : .urlSession, observer: observer)
         case "plain":
             configuration = .default
+        case "null-protocol":
+            configuration = .default
+            configuration.protocolClasses = [NullProtocol.self]
         default:
-            fail("--mode pinned|pinned-curl|plain")
+            fail("--mode pinned|pinned-curl|plain|null-protocol")
         }
         let session = URLSession(configuration: configuration)
         let request = URLRequest(url: url)
@@ -106,4 +112,28 @@ enum HTTPBench {
             return all
         }
     }
+}
+
+/// Answers every http(s) request at once with 200 and a small body, on FoundationNetworking's work queue
+/// (where `startLoading` runs): the cost of a protocol-handled task without any transport.
+private final class NullProtocol: URLProtocol {
+    private static let body = Data("origin=null\n".utf8)
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.scheme == "http" || request.url?.scheme == "https"
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        guard let url = request.url,
+              let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                             headerFields: ["Content-Length": "\(Self.body.count)"])
+        else { return }
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: Self.body)
+        client?.urlProtocolDidFinishLoading(self)
+    }
+
+    override func stopLoading() {}
 }
