@@ -78,7 +78,7 @@ struct ProxyOptions: Sendable {
         configuration.metrics = metrics
         // Written by a thread of its own: a slow reader of standard output must not block a connection.
         let accessLog = AccessLogWriter(descriptor: descriptor)
-        configuration.accessLog = { entry in accessLog.append(entry.description) }
+        configuration.accessLog = { entry in accessLog.append(entry) }
         let proxy = ForwardProxy(configuration: configuration, resolver: resolver)
         let address = try proxy.start()
         return RunningProxy(proxy: proxy, accessLog: accessLog, grace: grace, address: address)

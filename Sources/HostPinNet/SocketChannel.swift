@@ -18,6 +18,15 @@ import Musl
 /// that retry, and one that arrives after finds the waiter: every edge reaches a retry. (Linux
 /// reports an edge for every new arrival of data or buffer space, so no level state is needed.)
 ///
+/// **No needless system calls.** A read that found the socket empty (`EAGAIN`, or fewer bytes than asked
+/// for: with `EPOLLRDHUP` registered, a short read has taken everything queued, as nginx assumes too)
+/// marks the direction `drained`; the next read then waits for an edge first instead of trying a
+/// `recv` that would fail with `EAGAIN` (a keep-alive connection's next request, an origin's response,
+/// are almost never there yet when they are first read). Any byte that arrives after the draining read
+/// brings an edge, so the wait cannot miss it; an edge recorded in `ready` lets the read go ahead at once.
+/// Once the peer's FIN, a hang-up or an error has been reported (`EPOLLRDHUP`, `EPOLLHUP`, `EPOLLERR`)
+/// there are no more edges to wait for, so from then on every read calls `recv` first.
+///
 /// Each direction has at most one waiting task (a connection's reader and its writer). ``shutdown()``
 /// may be called from any task; ``close()`` by the owner once no read or write is running (it is also
 /// called by `deinit`).
@@ -29,13 +38,18 @@ package final class SocketChannel: EventLoopHandler {
 
     private struct Waiter {
         let id: UInt64
-        let continuation: CheckedContinuation<Void, any Error>
+        /// Unchecked (a checked one allocates a canary per wait): taken out of the state under the lock
+        /// by whoever resumes it, so it is resumed exactly once.
+        let continuation: UnsafeContinuation<Void, any Error>
         let deadline: ContinuousClock.Instant?
     }
 
     private struct Direction {
         /// An edge arrived while no task waited: the next wait retries the system call instead.
         var ready = false
+        /// The last `recv` found nothing more queued and no edge has arrived since: the next read waits
+        /// for an edge before calling `recv` (reads only).
+        var drained = false
         var waiter: Waiter?
         /// The deadline of this direction's one live timer on the loop (later waiters' deadlines are
         /// scheduled again when it fires); `nil` when none is pending.
@@ -46,6 +60,8 @@ package final class SocketChannel: EventLoopHandler {
         var read = Direction()
         var write = Direction()
         var nextWaiterID: UInt64 = 0
+        /// The loop reported the peer's FIN, a hang-up or an error: no edge follows, `drained` is ignored.
+        var hungUp = false
         var shut = false
         var closed = false
 
@@ -95,7 +111,18 @@ package final class SocketChannel: EventLoopHandler {
     /// - Throws: ``SocketError``.
     package func read(maximum: Int = 65_536, deadline: ContinuousClock.Instant?) async throws(SocketError) -> [UInt8] {
         while true {
-            if state.withLock({ $0.shut }) { throw .closed }
+            let waitFirst = try state.withLock { state throws(SocketError) -> Bool in
+                if state.shut { throw .closed }
+                if state.read.drained && !state.read.ready && !state.hungUp { return true }
+                // The recv below sees every edge recorded so far.
+                state.read.ready = false
+                state.read.drained = false
+                return false
+            }
+            if waitFirst {
+                // Returns at once when an edge came in meanwhile; the recv after it sees that edge's bytes.
+                try await wait(.read, deadline: deadline)
+            }
             var count = 0
             var failure: Int32 = 0
             let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, initialized in
@@ -103,10 +130,11 @@ package final class SocketChannel: EventLoopHandler {
                 failure = errno
                 initialized = max(0, count)
             }
+            let drained = (count > 0 && count < maximum) || (count < 0 && (failure == EAGAIN || failure == EWOULDBLOCK))
+            if drained { state.withLock { $0.read.drained = true } }
             if count >= 0 { return bytes }
             switch failure {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: try await wait(.read, deadline: deadline)
+            case EINTR, EAGAIN, EWOULDBLOCK: continue
             default: throw .system(call: "recv", errno: failure)
             }
         }
@@ -139,8 +167,17 @@ package final class SocketChannel: EventLoopHandler {
 
     /// Whether an idle connection is still fit for another request: a non-blocking peek finds nothing
     /// to read (no FIN, no reset, no stray bytes) and the socket is not shut down.
-    package func isQuiet() -> Bool {
-        if state.withLock({ $0.shut }) { return false }
+    ///
+    /// - Parameter trustingEdges: Skip the peek when the last read drained the socket and no read edge
+    ///   has been recorded since (a FIN, a reset or a byte each bring one). Only an edge still on its way
+    ///   from the kernel to the loop is missed then, a window the caller must be able to afford (a
+    ///   request it can send again on a fresh connection).
+    package func isQuiet(trustingEdges: Bool = false) -> Bool {
+        let known = state.withLock { state -> Bool? in
+            if state.shut { return false }
+            return trustingEdges && state.read.drained && !state.read.ready && !state.hungUp ? true : nil
+        }
+        if let known { return known }
         var byte: UInt8 = 0
         let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -197,20 +234,25 @@ package final class SocketChannel: EventLoopHandler {
         let failed = EPOLLHUP.rawValue | EPOLLERR.rawValue
         let readable = events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | failed) != 0
         let writable = events & (EPOLLOUT.rawValue | failed) != 0
-        let woken = state.withLock { state -> [Waiter] in
-            guard !state.closed else { return [] }
-            var woken: [Waiter] = []
-            for direction in [IODirection.read, .write] where direction == .read ? readable : writable {
-                if let waiter = state[direction].waiter {
-                    state[direction].waiter = nil
-                    woken.append(waiter)
-                } else {
-                    state[direction].ready = true
-                }
-            }
-            return woken
+        // Two optionals, not an array: this runs for every edge of every socket.
+        let (reader, writer) = state.withLock { state -> (Waiter?, Waiter?) in
+            guard !state.closed else { return (nil, nil) }
+            if events & (EPOLLRDHUP.rawValue | failed) != 0 { state.hungUp = true }
+            if readable { state.read.drained = false }
+            return (readable ? Self.takeWaiter(&state.read) : nil, writable ? Self.takeWaiter(&state.write) : nil)
         }
-        woken.forEach { $0.continuation.resume() }
+        reader?.continuation.resume()
+        writer?.continuation.resume()
+    }
+
+    /// An edge in `direction`: its waiter, taken, or with none waiting, `ready` set.
+    private static func takeWaiter(_ direction: inout Direction) -> Waiter? {
+        guard let waiter = direction.waiter else {
+            direction.ready = true
+            return nil
+        }
+        direction.waiter = nil
+        return waiter
     }
 
     /// This direction's timer fired: fail the waiter whose deadline has passed, or ask for the later
@@ -240,17 +282,19 @@ package final class SocketChannel: EventLoopHandler {
             state.nextWaiterID += 1
             let recorded = state[direction].ready
             state[direction].ready = false
+            if recorded { state[direction].drained = false }
             return (state.nextWaiterID, recorded)
         }
         if recorded { return }
         do {
             try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                     let decision = state.withLock { state -> Decision in
                         if state.shut { return .refuse(.closed) }
                         if Task.isCancelled { return .refuse(.cancelled) }
                         if state[direction].ready {
                             state[direction].ready = false
+                            state[direction].drained = false
                             return .retry
                         }
                         state[direction].waiter = Waiter(id: id, continuation: continuation, deadline: deadline)

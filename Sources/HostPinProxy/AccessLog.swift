@@ -56,6 +56,14 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
                 "\(bytes)", durationText, rulesText, source?.description ?? "-"].joined(separator: " ")
     }
 
+    /// An upper bound of ``description``'s length in bytes, without formatting it: the fixed-width
+    /// parts at their widest (a bracketed IPv6 address with its port for each address, 20 digits of
+    /// bytes, the longest duration) plus the method, the target and the rules.
+    public var maximumLineLength: Int {
+        let address = 47  // [ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535
+        return 24 + address + method.utf8.count + target.utf8.count + address + 3 + 20 + 24 + 20 * max(1, rules.count) + 10 + 9
+    }
+
     /// The current wall-clock time as (``unixSeconds``, ``nanoseconds``).
     static func now() -> (unixSeconds: Int, nanoseconds: Int) {
         var now = timespec()

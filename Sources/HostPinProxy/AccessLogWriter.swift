@@ -28,6 +28,8 @@ import Musl
 public final class AccessLogWriter: Sendable {
     private enum Item {
         case line(String)
+        /// An access-log entry, formatted into its line by the writer thread.
+        case entry(AccessLogEntry)
         /// Lines dropped, one after another, at this place in the output.
         case dropped(Int)
     }
@@ -72,7 +74,17 @@ public final class AccessLogWriter: Sendable {
     /// Queues `line` (a newline is added), or drops and counts it when the queue is full. Never blocks
     /// on the descriptor; safe from any thread or task.
     public func append(_ line: String) {
-        let size = line.utf8.count + 1
+        queue(.line(line), size: line.utf8.count + 1)
+    }
+
+    /// Queues `entry`'s line (``AccessLogEntry/description``), as ``append(_:)-(String)`` does. The line
+    /// is formatted by the writer thread, not the caller's (formatting took 4 % of a busy proxy's event
+    /// loop); the queue counts it at ``AccessLogEntry/maximumLineLength``.
+    public func append(_ entry: AccessLogEntry) {
+        queue(.entry(entry), size: entry.maximumLineLength + 1)
+    }
+
+    private func queue(_ item: Item, size: Int) {
         let signal = state.withLock { state -> Bool in
             guard !state.finishing else { return false }
             if state.bytes + size > capacity {
@@ -82,7 +94,7 @@ public final class AccessLogWriter: Sendable {
                     state.queue.append(.dropped(1))
                 }
             } else {
-                state.queue.append(.line(line))
+                state.queue.append(item)
                 state.bytes += size
             }
             return Self.takeSleepingWriter(&state)
@@ -144,6 +156,7 @@ public final class AccessLogWriter: Sendable {
             for item in batch {
                 switch item {
                 case .line(let line): text += line + "\n"
+                case .entry(let entry): text += entry.description + "\n"
                 case .dropped(let count):
                     text += "hostpin: \(count) access-log lines dropped (the output was not read fast enough)\n"
                 }

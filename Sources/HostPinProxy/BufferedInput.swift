@@ -60,7 +60,8 @@ final class BufferedInput: Sendable {
                 if buffer.isEmpty { return nil }
                 throw .truncated
             }
-            buffer.append(contentsOf: more)
+            // Usually the whole head comes in one read: take that array rather than copy it.
+            if buffer.isEmpty { buffer = more } else { buffer.append(contentsOf: more) }
         }
     }
 
@@ -105,6 +106,7 @@ final class BufferedInput: Sendable {
     }
 
     private func put(_ bytes: [UInt8]) {
-        pending.withLock { $0 = bytes + $0 }
+        guard !bytes.isEmpty else { return }
+        pending.withLock { $0 = $0.isEmpty ? bytes : bytes + $0 }  // no new array when nothing is buffered
     }
 }

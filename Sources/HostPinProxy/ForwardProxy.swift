@@ -178,8 +178,10 @@ public final class ForwardProxy: Sendable {
             // Swift's pool and back for every wait (EventLoop's documentation).
             let task = Task(executorPreference: EventLoop.shared) {
                 await connection.run()
-                slot.registry.remove(slot.id)
+                // Counted closed before it leaves the registry: a stop that waits for the registry to
+                // empty must find every connection counted closed (ProxyMetricsTests saw one still open).
                 metrics?.connectionClosed()
+                slot.registry.remove(slot.id)
             }
             slot.registry.attach(task, to: slot.id)
         }

@@ -30,7 +30,12 @@ enum ForwardedHead {
         if head.framing == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
         fields.append(name: "Via", value: "\(head.version == .http10 ? "1.0" : "1.1") \(via)")
         if closing { fields.append(name: "Connection", value: "close") }
-        return Array("\(head.method) \(path) HTTP/1.1\r\n".utf8) + fields.wireBytes + [HeadSyntax.cr, HeadSyntax.lf]
+        return assemble(fields) { bytes in
+            bytes.append(contentsOf: head.method.utf8)
+            bytes.append(HeadSyntax.space)
+            bytes.append(contentsOf: path.utf8)
+            bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        }
     }
 
     /// The response for the client: the origin's status, its end-to-end fields, the framing this hop
@@ -40,7 +45,25 @@ enum ForwardedHead {
         if coding == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
         fields.append(name: "Via", value: "\(response.version == .http10 ? "1.0" : "1.1") \(via)")
         if closing { fields.append(name: "Connection", value: "close") }
-        return Array("HTTP/1.1 \(response.status) \(response.reason)\r\n".utf8) + fields.wireBytes
-            + [HeadSyntax.cr, HeadSyntax.lf]
+        return assemble(fields) { bytes in
+            bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+            bytes.append(contentsOf: String(response.status).utf8)
+            bytes.append(HeadSyntax.space)
+            bytes.append(contentsOf: response.reason.utf8)
+            bytes.append(HeadSyntax.cr)
+            bytes.append(HeadSyntax.lf)
+        }
+    }
+
+    /// A head in one buffer sized up front: the start line `startLine` appends, the field lines, the
+    /// empty line (this runs twice per request; concatenating arrays cost an allocation per part).
+    private static func assemble(_ fields: HeaderFields, startLine: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + fields.wireSizeEstimate)
+        startLine(&bytes)
+        fields.appendWireBytes(to: &bytes)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        return bytes
     }
 }

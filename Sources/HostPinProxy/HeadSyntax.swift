@@ -5,6 +5,7 @@ enum HeadSyntax {
     static let lf: UInt8 = 0x0A
     static let space: UInt8 = 0x20
     static let tab: UInt8 = 0x09
+    static let colon = UInt8(ascii: ":")
 
     /// `tchar` (RFC 9110 §5.6.2).
     static func isTokenCharacter(_ byte: UInt8) -> Bool {
@@ -24,6 +25,22 @@ enum HeadSyntax {
     /// Whether `bytes` is a non-empty token.
     static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
         !bytes.isEmpty && bytes.allSatisfy(isTokenCharacter)
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
+    static func trimmingWhitespace<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Bytes.SubSequence {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == space || bytes[start] == tab { start = bytes.index(after: start) }
+        while start < end, bytes[bytes.index(before: end)] == space || bytes[bytes.index(before: end)] == tab {
+            end = bytes.index(before: end)
+        }
+        return bytes[start..<end]
+    }
+
+    /// Whether two bytes are equal but for the case of an ASCII letter.
+    static func sameIgnoringASCIICase(_ a: UInt8, _ b: UInt8) -> Bool {
+        a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
     }
 
     /// `field-vchar` or whitespace: VCHAR, obs-text, SP, HTAB (RFC 9110 §5.5).

@@ -14,8 +14,12 @@ enum HopByHop {
     /// body with the length it read, so the next hop must read that length too, or it would take body
     /// bytes for the next message (request smuggling).
     static func removed(from fields: HeaderFields, alsoRemoving extra: Set<String> = []) -> HeaderFields {
-        let named = Set(fields.listMembers("Connection").map { $0.lowercased() }).subtracting(["content-length"])
-        guard !named.isEmpty || !extra.isEmpty else { return fields.removing(alwaysRemoved) }  // the usual case
-        return fields.removing(alwaysRemoved.union(named).union(extra))
+        // Names compared in place, no sets built: this runs for every message, and most responses carry a
+        // `Connection` field (`keep-alive`, `close`).
+        let named = fields.listMembers("Connection").filter { !$0.equalsIgnoringASCIICase("content-length") }
+        return fields.removing { name in
+            alwaysRemoved.contains(where: name.equalsIgnoringASCIICase) || named.contains(where: name.equalsIgnoringASCIICase)
+                || extra.contains(where: name.equalsIgnoringASCIICase)
+        }
     }
 }

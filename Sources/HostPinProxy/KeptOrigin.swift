@@ -49,16 +49,20 @@ final class KeptOrigin: Sendable {
         }
     }
 
-    /// Takes an idle connection for a request: `false` when it is closed (swept) or, by a non-blocking
-    /// peek, has already seen the origin's FIN, a reset or unexpected bytes (then it is closed).
-    func claim() -> Bool {
+    /// Takes an idle connection for a request: `false` when it is closed (swept) or has already seen the
+    /// origin's FIN, a reset or unexpected bytes (then it is closed).
+    ///
+    /// - Parameter retryable: The request can be sent again on a fresh connection if this one turns out
+    ///   dead: then the loop's edges decide without a system call (``SocketChannel/isQuiet(trustingEdges:)``),
+    ///   else a non-blocking peek does.
+    func claim(retryable: Bool) -> Bool {
         let claimed = state.withLock { state -> Bool in
             guard case .idle = state else { return false }
             state = .busy
             return true
         }
         guard claimed else { return false }
-        if channel.isQuiet() { return true }
+        if channel.isQuiet(trustingEdges: retryable) { return true }
         close()
         return false
     }

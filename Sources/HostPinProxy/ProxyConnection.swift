@@ -168,17 +168,19 @@ struct ProxyConnection: Sendable {
         let authority = target.authority
         let pinning = try await connector.addresses(for: authority, target.addresses)
         let addresses = pinning.addresses
+        let retryable = head.framing == .none && Self.idempotentMethods.contains(head.method)
         var origin: KeptOrigin?
         if let previous = kept {
             kept = nil
             // Never across hosts: the same pinned address (still pinned now) and the same Host.
-            if previous.key.host == authority.text, addresses.contains(previous.key.address), previous.claim() {
+            if previous.key.host == authority.text, addresses.contains(previous.key.address),
+               previous.claim(retryable: retryable)
+            {
                 origin = previous
             } else {
                 discard(previous)
             }
         }
-        let retryable = head.framing == .none && Self.idempotentMethods.contains(head.method)
         while true {
             let reused = origin != nil
             let current: KeptOrigin

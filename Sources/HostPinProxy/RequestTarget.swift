@@ -58,33 +58,34 @@ public enum RequestTarget: Sendable, Hashable {
         }
         let rest = text[bytes.index(colon, offsetBy: 3)...]
         guard !rest.utf8.contains(UInt8(ascii: "#")) else { throw .invalidTarget("it has a fragment") }
-        let pathStart = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let pathStart = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         let authority = try authority(rest[..<pathStart], defaultPort: 80)
         var path = String(rest[pathStart...])
         if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
         return .absoluteForm(authority, path: path)
     }
 
-    /// Parses `host[:port]`; `defaultPort` nil means the port is required (authority-form).
+    /// Parses `host[:port]`; `defaultPort` nil means the port is required (authority-form). `text` is
+    /// ASCII (``parse(_:method:)`` checked), so it is searched byte by byte, not by `Character`.
     private static func authority(_ text: Substring, defaultPort: UInt16?) throws(HeadError) -> Authority {
         if text.utf8.contains(UInt8(ascii: "@")) { throw .invalidTarget("userinfo ('user@') is not allowed (RFC 9110 §4.2.4)") }
         var hostPart = text
         var portPart: Substring?
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw .invalidTarget("an IPv6 literal lacks ']'") }
+            guard let close = text.utf8.firstIndex(of: UInt8(ascii: "]")) else { throw .invalidTarget("an IPv6 literal lacks ']'") }
             hostPart = text[...close]
-            let after = text[text.index(after: close)...]
+            let after = text[text.utf8.index(after: close)...]
             if !after.isEmpty {
                 guard after.hasPrefix(":") else { throw .invalidTarget("text follows the IPv6 literal") }
                 portPart = after.dropFirst()
             }
-        } else if let colon = text.lastIndex(of: ":") {
+        } else if let colon = text.utf8.lastIndex(of: UInt8(ascii: ":")) {
             hostPart = text[..<colon]
-            portPart = text[text.index(after: colon)...]
+            portPart = text[text.utf8.index(after: colon)...]
         }
         let port: UInt16
         if let portPart, !(portPart.isEmpty && defaultPort != nil) {
-            guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
+            guard !portPart.isEmpty, portPart.utf8.count <= 5, portPart.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
                   let value = UInt16(portPart), value > 0
             else { throw .invalidTarget("port '\(portPart)' is not a number from 1 to 65535") }
             port = value

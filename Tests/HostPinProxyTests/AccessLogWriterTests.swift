@@ -1,5 +1,7 @@
 import Foundation
-import HostPinProxy
+@testable import HostPin
+import HostPinNet
+@testable import HostPinProxy
 import Testing
 
 #if canImport(Glibc)
@@ -52,6 +54,33 @@ import Glibc
         close(writeEnd)
         let text = try await TestSockets.offPool { Self.read(readEnd, until: { _ in false }) }
         #expect(text == "line 0\nline 1\nline 2\n")
+    }
+
+    /// An entry is written as its ``AccessLogEntry/description`` (formatted by the writer thread), and
+    /// its line is no longer than ``AccessLogEntry/maximumLineLength``, which the queue counts it at, even
+    /// with the widest addresses, byte count and duration.
+    @Test func entriesAreWrittenAsTheirLinesWithinTheirCountedLength() async throws {
+        let (readEnd, writeEnd) = try Self.smallPipe()
+        defer { close(readEnd) }
+        let widest = try #require(IPAddress("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"))
+        let entries = [
+            AccessLogEntry(unixSeconds: 1_795_000_000, nanoseconds: 123_456_789, client: SocketAddress(address: widest, port: 65535),
+                           method: "GET", target: "http://www.example.test/whoami", pinned: SocketAddress(address: widest, port: 65535),
+                           status: 200, bytes: .max, duration: .seconds(Int64.max / 1_000_000),
+                           rules: [RuleReference(index: 12, summary: "pin"), RuleReference(index: 3, summary: "redirect")],
+                           source: .pinnedByRule),
+            AccessLogEntry(unixSeconds: 0, nanoseconds: 0, client: nil, method: "-", target: "-", pinned: nil, status: 400,
+                           bytes: 0, duration: .zero, rules: [], source: nil),
+        ]
+        let writer = AccessLogWriter(descriptor: writeEnd)
+        for entry in entries {
+            #expect(entry.description.utf8.count <= entry.maximumLineLength, "\(entry.description)")
+            writer.append(entry)
+        }
+        #expect(await writer.finish(within: .seconds(2)))
+        close(writeEnd)
+        let text = try await TestSockets.offPool { Self.read(readEnd, until: { _ in false }) }
+        #expect(text == entries.map { $0.description + "\n" }.joined())
     }
 
     /// A pipe whose buffer is one page (4 KiB).
