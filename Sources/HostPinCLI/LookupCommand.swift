@@ -248,12 +248,11 @@ struct LookupCommand: Subcommand {
                         nextToStart += 1
                         switch entry {
                         case .name(let name):
-                            if let batch {
+                            switch resolver {
+                            case .success:
                                 inFlight[index] = name.text
-                                batch.submit(name, tag: index)
-                            } else if case .failure(let error) = resolver {
-                                // No resolver, no answers: every name reports the setup failure, so JSON
-                                // stays one line per name.
+                                batch?.submit(name, tag: index)
+                            case .failure(let error):
                                 finished[index] = .outcome(.failure(error), name: name.text)
                             }
                         case .invalid(let text, let problem):

@@ -115,13 +115,6 @@ extension String {
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (OWS, RFC 9110 §5.6.3).
     func trimmingWhitespace() -> String {
-        let text = Substring(self)
-        let bytes = text.utf8
-        let isWhitespace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, isWhitespace(bytes[start]) { start = bytes.index(after: start) }
-        while start < end, isWhitespace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
-        return String(text[start..<end])
+        String(Substring(HeadSyntax.trimmingWhitespace(Substring(self).utf8)))
     }
 }

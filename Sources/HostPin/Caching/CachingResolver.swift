@@ -125,12 +125,7 @@ public final class CachingResolver: HostResolver {
             break
         }
         let key = ResolutionCache.Key(name: name, family: family)
-        let (flight, leads) = flights.withLock { flights -> (Flight<ResolutionOutcome>, Bool) in
-            if let running = flights[key] { return (running, false) }
-            let flight = Flight<ResolutionOutcome>()
-            flights[key] = flight
-            return (flight, true)
-        }
+        let (flight, leads) = joinOrLead(key)
         if leads { return fly(flight, for: key, completion: completion) }
         flight.whenFinished { [self] result in
             if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
@@ -249,12 +244,7 @@ public final class CachingResolver: HostResolver {
             }
             standIn = resolution
         }
-        let (flight, leads) = flights.withLock { flights -> (Flight<ResolutionOutcome>, Bool) in
-            if let running = flights[key] { return (running, false) }
-            let flight = Flight<ResolutionOutcome>()
-            flights[key] = flight
-            return (flight, true)
-        }
+        let (flight, leads) = joinOrLead(key)
         if leads { launch(flight, for: key, refreshing: nil) }
         if let standIn { return try await staleUnlessAnswered(flight, standIn: standIn).get() }
         let outcome = try await flight.wait()
@@ -369,16 +359,19 @@ public final class CachingResolver: HostResolver {
         if let trusted = upstream as? TrustedResolver {
             trusted.resolveDetailed(key.name, family: key.family, completion: finish)
         } else {
-            let upstream = upstream
-            Task {
-                let received: Result<ResolutionOutcome, ResolutionError>
-                do throws(ResolutionError) {
-                    received = .success(try await upstream.resolveDetailed(key.name, family: key.family))
-                } catch {
-                    received = .failure(error)
-                }
-                finish(received)
+            resolveInTask(completion: finish) { [upstream] () async throws(ResolutionError) in
+                try await upstream.resolveDetailed(key.name, family: key.family)
             }
+        }
+    }
+
+    /// The flight running for `key`, or a new one entered in the table, which the caller then leads.
+    private func joinOrLead(_ key: ResolutionCache.Key) -> (flight: Flight<ResolutionOutcome>, leads: Bool) {
+        flights.withLock { flights in
+            if let running = flights[key] { return (running, false) }
+            let flight = Flight<ResolutionOutcome>()
+            flights[key] = flight
+            return (flight, true)
         }
     }
 
