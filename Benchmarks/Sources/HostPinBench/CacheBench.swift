@@ -1,5 +1,6 @@
 import Foundation
 import HostPin
+import Synchronization
 
 /// Item 1: cache hits in process. Already-normalised `HostName`s; 16 hot keys or random keys over
 /// `keys` cached names; the synchronous `ResolutionCache.lookup` and the async `CachingResolver.resolve`
@@ -36,15 +37,22 @@ enum CacheBench {
         for threads in [1, 2] {
             for (kind, keys, ops) in [("hot", hot, opsHot), ("random", all, opsRandom)] {
                 let sync = "cache.sync.\(kind).t\(threads)"
-                if wanted(sync) { report(sync, syncLookups(resolver.cache, keys, ops: ops, threads: threads)) }
+                if wanted(sync) {
+                    let (wall, cpu) = syncLookups(resolver.cache, keys, ops: ops, threads: threads)
+                    report(sync, wall)
+                    // Steadier than wall time on a loaded machine; not a row of results.tsv.
+                    print("CPU \(sync) \(String(format: "%.1f", cpu))")
+                }
                 let async = "cache.async.\(kind).t\(threads)"
                 if wanted(async) { report(async, await asyncResolves(resolver, keys, ops: ops, threads: threads)) }
             }
         }
     }
 
-    /// ns per `lookup`, per thread, `threads` threads at once (hot: cycle through `names`; else random).
-    static func syncLookups(_ cache: ResolutionCache, _ names: [HostName], ops: Int, threads: Int) -> Double {
+    /// ns per `lookup`, per thread, `threads` threads at once (hot: cycle through `names`; else random):
+    /// wall time, and the CPU time of the looking threads (`CLOCK_THREAD_CPUTIME_ID`) per lookup.
+    static func syncLookups(_ cache: ResolutionCache, _ names: [HostName], ops: Int, threads: Int) -> (wall: Double, cpu: Double) {
+        let cpu = Mutex<UInt64>(0)
         let start = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
         let ready = DispatchGroup()
@@ -58,10 +66,13 @@ enum CacheBench {
                 start.wait()
                 var rng = XorShift(state: 0x9E37_79B9_7F4A_7C15 &+ UInt64(t))
                 var found = 0
+                let cpu0 = threadCPUNanoseconds()
                 for i in 0..<ops {
                     let name = random ? names[rng.next(below: names.count)] : names[i & 15]
                     if let hit = cache.lookup(name, family: .v4) { found &+= hit.addresses.count }
                 }
+                let used = threadCPUNanoseconds() - cpu0
+                cpu.withLock { $0 += used }
                 if found != ops { fail("sync lookups: \(found) hits of \(ops)") }
                 done.leave()
             }
@@ -70,7 +81,7 @@ enum CacheBench {
         let t0 = nowNanoseconds()
         for _ in 0..<threads { start.signal() }
         done.wait()
-        return Double(nowNanoseconds() - t0) / Double(ops)
+        return (Double(nowNanoseconds() - t0) / Double(ops), Double(cpu.withLock { $0 }) / Double(ops * threads))
     }
 
     /// `names` parsed again from a copy of their text: equal names whose storage no other thread holds

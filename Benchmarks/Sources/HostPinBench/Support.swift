@@ -14,6 +14,13 @@ func nowNanoseconds() -> UInt64 {
     return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
 }
 
+/// CPU time of the calling thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+func threadCPUNanoseconds() -> UInt64 {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+}
+
 /// User + system CPU time of this process, in microseconds (`getrusage(RUSAGE_SELF)`).
 func cpuMicroseconds() -> Double {
     var usage = rusage()
