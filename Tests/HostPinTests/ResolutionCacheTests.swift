@@ -219,6 +219,40 @@ import Testing
         #expect(cache.count <= 64)
     }
 
+    @Test func namesOfEveryLengthAreKeptApartAndComeBackWhole() throws {
+        // An entry holds a name of up to 32 bytes inline and a longer one beside it: around that length,
+        // two names differing only in one byte (for the longer ones, after their first 32) are separate
+        // entries, and each comes back whole.
+        let cache = ResolutionCache(clock: clock)
+        var answers: [Resolution] = []
+        for (index, length) in [7, 15, 16, 31, 32, 33, 38, 39, 40, 68].enumerated() {
+            for (variant, last) in ["b", "c"].enumerated() {
+                let name = try HostName.parse(String(repeating: "a", count: length - 6) + last + ".test")
+                #expect(name.text.utf8.count == length)
+                let address = IPAddress(family: .v4, bytes: [10, 0, UInt8(index), UInt8(variant)])
+                answers.append(Resolution(name: name, addresses: [ResolvedAddress(address: address, ttl: 60)], cnames: [],
+                                          upstream: Upstream("127.0.0.1:53"), source: .upstream, receivedAt: Date()))
+            }
+        }
+        for answer in answers { cache.store(answer, family: .v4) }
+        #expect(cache.count == answers.count)
+        for answer in answers {
+            let hit = try #require(cache.lookup(answer.name, family: .v4))
+            #expect(hit.name == answer.name)
+            #expect(hit.addresses == answer.addresses)
+        }
+        let saved = Set(cache.savedEntries().compactMap { saved -> String? in
+            guard case .addresses(let resolution) = saved.answer else { return nil }
+            return resolution.name.text
+        })
+        #expect(saved == Set(answers.map(\.name.text)))
+        // Removing one of two names alike removes only that one.
+        let long = answers[answers.count - 2]
+        cache.remove(long.name)
+        #expect(cache.lookup(long.name, family: .v4) == nil)
+        #expect(cache.lookup(answers[answers.count - 1].name, family: .v4)?.addresses == answers[answers.count - 1].addresses)
+    }
+
     @Test func familiesAreSeparateEntries() throws {
         let cache = ResolutionCache(clock: clock)
         let answer = try resolution("www.example.test", ttl: 60)

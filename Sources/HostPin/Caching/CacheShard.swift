@@ -6,31 +6,36 @@ import Foundation
 ///
 /// Laid out for memory and for hits that share nothing (docs/ARCHITECTURE.md, "Cache"):
 /// - An entry is a ``Node`` value inside ``chunks`` (arrays of at most ``chunkSize`` nodes, so growth
-///   never copies or doubles the whole table): the name's text, the times, the first address inline,
-///   the upstream as an index into ``upstreams``; only the rare parts (more addresses, a CNAME chain, a
-///   negative answer) live in a ``Rare`` object. No object per entry for the common one-address answer.
+///   never copies or doubles the whole table): the name's text inline (``InlineName``, up to 32 bytes),
+///   the times, the first address inline, the upstream as an index into ``upstreams``; only the rare
+///   parts (more addresses, a CNAME chain, a negative answer, a name longer than 32 bytes) live in a
+///   ``Rare`` object. No object or heap block per entry for the common one-address answer.
 /// - The index is open addressing with linear probing over node positions (4 bytes a slot), comparing
-///   the name's precomputed hash before its text.
+///   the name's precomputed hash, then its inline text, both in the node the probe reads.
 /// - The recency order is a doubly linked list threaded through the nodes by position, kept by "second
 ///   chance" (the CLOCK approximation of least recently used): a hit only sets the node's `referenced`
 ///   bit, when it is not yet set, and eviction moves a referenced node from the old end to the new end,
 ///   clearing its bit, instead of removing it. A hit thus writes nothing once its node is marked, and
 ///   touches no neighbouring node (relinking on every hit cost three more cache misses for a random key
 ///   and a write for every hot one). A removed node goes on a free list and is reused by the next insert.
-/// - A hit copies the answer out (``Found``) into a new `Resolution` carrying the caller's own
-///   `HostName`: no reference count of the shard's storage is touched, so two threads hitting the same
-///   names share no counter but the shard's lock.
+/// - A hit copies the answer's parts out (``Addresses``) and, after the lock, builds a new `Resolution`
+///   from them carrying the caller's own `HostName`: no reference count of the shard's storage is
+///   touched, so two threads hitting the same names share no counter but the shard's lock, and the lock
+///   is not held while the answer's address array is allocated.
 struct CacheShard {
     /// What identifies an entry.
     struct Key: Hashable {
         let text: String
         let textHash: Int
         let family: AddressFamily
+        /// `text` inline; `nil` when it is too long to be.
+        let inline: InlineName?
 
         init(_ name: HostName, _ family: AddressFamily) {
             text = name.text
             textHash = name.textHash
             self.family = family
+            inline = InlineName(name.text)
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
@@ -93,7 +98,7 @@ struct CacheShard {
 
     /// The parts of an answer most answers lack, kept out of line so that a one-address answer needs no
     /// object of its own.
-    private final class Rare: Sendable {
+    final class Rare: Sendable {
         /// The addresses after the first.
         let more: [ResolvedAddress]
         let cnames: [CNAMERecord]
@@ -101,25 +106,41 @@ struct CacheShard {
         let negative: NegativeAnswer?
         /// The upstream, when ``CacheShard/upstreams`` is full.
         let upstream: Upstream?
+        /// The name's text, when it is too long for ``Node/name``.
+        let longName: String?
 
-        init(more: [ResolvedAddress], cnames: [CNAMERecord], negative: NegativeAnswer?, upstream: Upstream?) {
+        init(more: [ResolvedAddress], cnames: [CNAMERecord], negative: NegativeAnswer?, upstream: Upstream?,
+             longName: String?) {
             self.more = more
             self.cnames = cnames
             self.negative = negative
             self.upstream = upstream
+            self.longName = longName
         }
     }
 
-    /// One entry and its place in the recency list (112 bytes).
+    /// One entry and its place in the recency list (128 bytes). What a probe reads comes first: the name,
+    /// its hash, the family and the expiry, in the node's first 56 bytes.
     private struct Node {
-        /// The name's normalised text; empty while the node is free.
-        var text: String
+        /// The name's normalised text; ``InlineName/none`` while the node is free, and for a name too
+        /// long to be inline (then in ``Rare/longName``).
+        var name: InlineName
         var textHash: Int
+        var expiresAt: UInt64
+        var family: AddressFamily
+        /// ``negative``, ``servingStale`` and ``referenced``, bits of one byte.
+        var flags: UInt8
+        /// 1 + the upstream's index in ``CacheShard/upstreams``; 0 for none (or in ``Rare/upstream``).
+        var upstream: UInt16
+        /// ``first``'s own TTL, seconds.
+        var firstTTL: UInt32
+        var generation: UInt32
+        /// Whole fresh lifetime, seconds.
+        var lifetime: UInt32
         /// A positive answer's first address.
         var first: IPAddress
         /// Wall-clock receive time, seconds since 2001 (`Date`'s reference).
         var receivedAt: Double
-        var expiresAt: UInt64
         var keepUntil: UInt64
         /// The refresh-ahead point while the entry is fresh; after a failed refresh, when the next may
         /// start; `UInt64.max` while one runs and for entries never refreshed.
@@ -129,16 +150,9 @@ struct CacheShard {
         var older: Int32
         /// Towards the most recently used end.
         var newer: Int32
-        var generation: UInt32
-        /// ``first``'s own TTL, seconds.
-        var firstTTL: UInt32
-        /// Whole fresh lifetime, seconds.
-        var lifetime: UInt32
-        /// 1 + the upstream's index in ``CacheShard/upstreams``; 0 for none (or in ``Rare/upstream``).
-        var upstream: UInt16
-        var family: AddressFamily
-        /// ``negative``, ``servingStale`` and ``referenced``, bits of one byte (the node stays 112 bytes).
-        var flags: UInt8
+
+        /// The name's text.
+        var text: String { name.isNone ? rare?.longName ?? "" : name.text }
 
         static let negative: UInt8 = 1
         static let servingStale: UInt8 = 2
@@ -389,11 +403,11 @@ struct CacheShard {
 
     private mutating func makeNode(_ entry: Entry, key: Key) -> Node {
         nextGeneration &+= 1
-        var node = Node(text: key.text, textHash: key.textHash, first: .loopbackV4, receivedAt: 0,
-                        expiresAt: entry.expiresAt, keepUntil: entry.keepUntil, refreshAt: entry.refreshAt, rare: nil,
-                        older: -1, newer: -1, generation: nextGeneration, firstTTL: 0,
-                        lifetime: UInt32(clamping: entry.lifetime / 1_000_000_000), upstream: 0, family: entry.family,
-                        flags: 0)
+        var node = Node(name: key.inline ?? .none, textHash: key.textHash, expiresAt: entry.expiresAt, family: entry.family,
+                        flags: 0, upstream: 0, firstTTL: 0, generation: nextGeneration,
+                        lifetime: UInt32(clamping: entry.lifetime / 1_000_000_000), first: .loopbackV4, receivedAt: 0,
+                        keepUntil: entry.keepUntil, refreshAt: entry.refreshAt, rare: nil, older: -1, newer: -1)
+        let longName = key.inline == nil ? key.text : nil
         switch entry.content {
         case .positive(let resolution):
             node.receivedAt = resolution.receivedAt.timeIntervalSinceReferenceDate
@@ -404,13 +418,13 @@ struct CacheShard {
             let index = resolution.upstream.flatMap { number($0) }
             if let index { node.upstream = index }
             let more = Array(resolution.addresses.dropFirst())
-            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) {
+            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil {
                 node.rare = Rare(more: more, cnames: resolution.cnames, negative: nil,
-                                 upstream: index == nil ? resolution.upstream : nil)
+                                 upstream: index == nil ? resolution.upstream : nil, longName: longName)
             }
         case .negative(let negative):
             node.receivedAt = negative.receivedAt.timeIntervalSinceReferenceDate
-            node.rare = Rare(more: [], cnames: [], negative: negative, upstream: nil)
+            node.rare = Rare(more: [], cnames: [], negative: negative, upstream: nil, longName: longName)
             node.flags = Node.negative
         }
         return node
@@ -433,7 +447,7 @@ struct CacheShard {
             if node.pointee.flags & Node.negative != 0, let negative = node.pointee.rare?.negative {
                 answer = .negative(negative)
             } else {
-                answer = .addresses(resolution(node, name: name))
+                answer = .addresses(addresses(node).resolution(name: name))
             }
             return Found(answer: answer, lifetime: UInt64(node.pointee.lifetime) * 1_000_000_000,
                          expiresAt: node.pointee.expiresAt, generation: node.pointee.generation,
@@ -441,39 +455,62 @@ struct CacheShard {
         }
     }
 
-    /// A positive node's answer, carrying `name`.
-    private func resolution(_ node: UnsafePointer<Node>, name: HostName) -> Resolution {
-        let first = ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL)
+    /// A positive node's answer as a hit copies it out under the shard's lock.
+    private func addresses(_ node: UnsafePointer<Node>) -> Addresses {
         let number = Int(node.pointee.upstream)
-        let receivedAt = Date(timeIntervalSinceReferenceDate: node.pointee.receivedAt)
-        guard let rare = node.pointee.rare else {
-            // The common answer: one address, no CNAME; nothing of the shard's is retained.
-            return Resolution(name: name, addresses: [first], cnames: [], upstream: number > 0 ? upstreams[number - 1] : nil,
-                              source: .cache, receivedAt: receivedAt)
-        }
-        return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames,
-                          upstream: number > 0 ? upstreams[number - 1] : rare.upstream, source: .cache,
-                          receivedAt: receivedAt)
+        return Addresses(first: ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL),
+                         upstream: number > 0 ? upstreams[number - 1] : node.pointee.rare?.upstream,
+                         receivedAt: node.pointee.receivedAt, rare: node.pointee.rare)
     }
 
-    /// What ``freshHit(_:family:now:claimingRefresh:)`` found.
+    /// A fresh positive entry's answer as a hit copies it out under the shard's lock: its parts, a few
+    /// words that share no reference count with other threads in the common case (one address, no CNAME,
+    /// `rare` is `nil`). The `Resolution`, whose address array a hit allocates, is built from them after
+    /// the lock is released (``resolution(name:)``), so the lock is held for loads only.
+    struct Addresses {
+        let first: ResolvedAddress
+        let upstream: Upstream?
+        /// Wall-clock receive time, seconds since 2001.
+        let receivedAt: Double
+        /// The addresses after the first and the CNAME chain, when the answer has any.
+        let rare: Rare?
+
+        /// The answer, carrying `name`, source ``Resolution/Source/cache``.
+        func resolution(name: HostName) -> Resolution {
+            let receivedAt = Date(timeIntervalSinceReferenceDate: receivedAt)
+            guard let rare else {
+                return Resolution(name: name, addresses: [first], cnames: [], upstream: upstream, source: .cache,
+                                  receivedAt: receivedAt)
+            }
+            return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
+                              source: .cache, receivedAt: receivedAt)
+        }
+    }
+
+    /// What ``freshHit(_:inline:family:now:claimingRefresh:)`` found.
+    /// Small (a few words): it is returned through the lock's closure and the caller's switch, and an
+    /// answer inside it would be moved at each step.
     enum Hit {
         /// A fresh positive entry's answer; `refresh` is the entry's generation when this lookup claimed
         /// its refresh-ahead.
-        case addresses(Resolution, refresh: UInt32?)
-        /// A fresh negative entry's answer.
-        case negative(NegativeAnswer)
+        case addresses(Addresses, refresh: UInt32?)
+        /// A fresh negative entry's answer, in its ``Rare/negative``.
+        case negative(Rare)
         /// No fresh entry; `removed` when one past its keeping time was removed.
         case miss(removed: Bool)
     }
 
     /// The fresh answer for `name` and `family` at `now`, counted as a hit, a negative hit or a miss; a
     /// fresh entry is marked used. The hit path of ``ResolutionCache/lookup(_:family:)``
-    /// and ``CachingResolver/resolve(_:family:)``: the answer is built once, with no ``Found`` around it
-    /// (a few hundred bytes moved at each step showed in the profile). A caller that misses looks again
+    /// and ``CachingResolver/resolve(_:family:)``: the caller builds the answer once, after the lock, with
+    /// no ``Found`` around it (a few hundred bytes moved at each step showed in the profile). A caller that misses looks again
     /// with ``lookup(_:name:now:counting:claimingRefresh:)``, not counting.
-    mutating func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool) -> Hit {
-        guard let slot = slot(of: name.text, hash: name.textHash, family: family) else {
+    ///
+    /// - Parameter inline: `name`'s text inline (made before the lock is taken), `nil` when too long.
+    mutating func freshHit(_ name: HostName, inline: InlineName?, family: AddressFamily, now: UInt64, claimingRefresh: Bool)
+        -> Hit
+    {
+        guard let slot = slot(of: name.text, inline: inline, hash: name.textHash, family: family) else {
             misses += 1
             return .miss(removed: false)
         }
@@ -485,14 +522,13 @@ struct CacheShard {
             return .miss(removed: true)
         }
         markReferenced(chunk, offset)
-        if chunks[chunk][offset].flags & Node.negative != 0, let negative = chunks[chunk][offset].rare?.negative {
+        if chunks[chunk][offset].flags & Node.negative != 0, let rare = chunks[chunk][offset].rare, rare.negative != nil {
             negativeHits += 1
-            return .negative(negative)
+            return .negative(rare)
         }
         hits += 1
         let refresh = claimingRefresh && claimRefresh(chunk, offset, now) ? chunks[chunk][offset].generation : nil
-        return .addresses(chunks[chunk].withUnsafeBufferPointer { resolution($0.baseAddress! + offset, name: name) },
-                          refresh: refresh)
+        return .addresses(chunks[chunk].withUnsafeBufferPointer { addresses($0.baseAddress! + offset) }, refresh: refresh)
     }
 
     /// Marks the node used, writing only when it is not marked yet: hits on a hot entry write nothing.
@@ -543,12 +579,13 @@ struct CacheShard {
 
     /// The slot holding `key`'s node.
     private func slot(of key: Key) -> Int? {
-        slot(of: key.text, hash: key.textHash, family: key.family)
+        slot(of: key.text, inline: key.inline, hash: key.textHash, family: key.family)
     }
 
-    /// The slot holding the node of `text` (whose hash is `hash`) and `family`. Takes the name's parts,
-    /// borrowed, rather than a ``Key``: making one would retain the caller's text on every lookup.
-    private func slot(of text: String, hash: Int, family: AddressFamily) -> Int? {
+    /// The slot holding the node of `text` (whose hash is `hash`, and `inline` its ``InlineName``) and
+    /// `family`. Takes the name's parts, borrowed, rather than a ``Key``: making one would retain the
+    /// caller's text on every lookup.
+    private func slot(of text: String, inline: InlineName?, hash: Int, family: AddressFamily) -> Int? {
         guard !slots.isEmpty else { return nil }
         var slot = home(hash, family)
         while true {
@@ -556,7 +593,7 @@ struct CacheShard {
             if position < 0 { return nil }
             let (chunk, offset) = Self.place(position)
             if chunks[chunk][offset].textHash == hash, chunks[chunk][offset].family == family,
-               chunks[chunk][offset].text == text
+               inline.map({ chunks[chunk][offset].name == $0 }) ?? (chunks[chunk][offset].rare?.longName == text)
             {
                 return slot
             }
@@ -617,7 +654,7 @@ struct CacheShard {
     private mutating func release(_ position: Int32) {
         unlink(position)
         let (chunk, offset) = Self.place(position)
-        chunks[chunk][offset].text = ""
+        chunks[chunk][offset].name = .none
         chunks[chunk][offset].rare = nil
         chunks[chunk][offset].older = firstFree
         firstFree = position

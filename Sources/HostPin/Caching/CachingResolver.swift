@@ -52,13 +52,13 @@ public final class CachingResolver: HostResolver {
             guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
             return literal
         }
-        let now = cache.clock.nanoseconds()
+        let now = cache.now()
         switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
-        case .addresses(let resolution, let generation):
+        case .addresses(let addresses, let generation):
             if let generation { refresh(name, family: family, generation: generation, now: now) }
-            return resolution
-        case .negative(let negative):
-            throw negative.error
+            return addresses.resolution(name: name)
+        case .negative(let rare):
+            if let negative = rare.negative { throw negative.error }
         case .miss:
             break
         }

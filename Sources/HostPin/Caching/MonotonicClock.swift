@@ -17,6 +17,11 @@ public struct SystemMonotonicClock: MonotonicClock {
     public init() {}
 
     public func nanoseconds() -> UInt64 {
+        Self.nanoseconds()
+    }
+
+    /// The clock read without an instance (what ``ResolutionCache`` calls on a hit).
+    static func nanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
