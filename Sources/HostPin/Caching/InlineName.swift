@@ -18,8 +18,9 @@ struct InlineName: Equatable {
 
     /// `text` inline, or `nil` when it is longer than ``capacity`` bytes.
     init?(_ text: String) {
-        var text = text
-        guard let name = text.withUTF8({ Self(utf8: $0) }) else { return nil }
+        // A native string's bytes in place (a lookup makes one of these per hit: no copy of the text).
+        let inPlace = text.utf8.withContiguousStorageIfAvailable { Self(utf8: $0) }
+        guard let name = inPlace ?? Array(text.utf8).withUnsafeBufferPointer({ Self(utf8: $0) }) else { return nil }
         self = name
     }
 
