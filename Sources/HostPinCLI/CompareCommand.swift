@@ -54,7 +54,8 @@ struct CompareCommand: Subcommand {
           inconclusive: disjoint (different addresses and nothing above: CDNs answer so), blocked (the
             local resolver says NXDOMAIN or NODATA for a name that resolves), local-failed.
           A name under .test, .internal or .local is judged as a public one. When the trusted side
-          fails there is nothing to compare against: no verdict, the error on standard error, exit 3.
+          fails there is nothing to compare against: no verdict, exit 3, and on standard error one
+          sentence that starts with the name (`hostpin: NAME: no trusted upstream answered: ...`).
 
         \(UpstreamSelection.helpSection)
 
@@ -171,7 +172,10 @@ struct CompareCommand: Subcommand {
             } else {
                 Console.out(lines: lines(for: comparison))
             }
-            if comparison.verdict == nil, case .failure(let error) = comparison.trusted { Console.error("hostpin: \(error)") }
+            // The sentence names the name, as lookup's does: among several, it says which had no trusted answer.
+            if comparison.verdict == nil, case .failure(let error) = comparison.trusted {
+                Console.error("hostpin: \(error.sentence(about: comparison.name.text))")
+            }
             return comparison.status
         case .invalid(let text, let problem):
             let error = ResolutionError.badName(text, problem)

@@ -9,6 +9,12 @@ enum ControlClient {
     /// The longest reply read, in octets.
     static let replyLimit = 1 << 20
 
+    /// Whether `path` names a socket file (following symbolic links, as connect(2) does).
+    private static func isSocket(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
+    }
+
     /// Sends `request` to the socket at `path` and returns the reply's JSON object.
     static func send(_ request: ControlRequest, to path: String) -> Result<[String: JSONValue], ControlSocketError> {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -18,7 +24,8 @@ enum ControlClient {
             let error: ControlSocketError = switch errno {
             case ENOENT: .missing(path: path)
             case EACCES, EPERM: .permissionDenied(path: path)
-            case ECONNREFUSED: .notListening(path: path)
+            // connect(2) says ECONNREFUSED for a regular file too: only a socket file is a stale one.
+            case ECONNREFUSED: Self.isSocket(path) ? .notListening(path: path) : .noSocket(path: path)
             case let code: .system(path: path, call: "connect", reason: UnixSocketAddress.reason(code))
             }
             return .failure(error)

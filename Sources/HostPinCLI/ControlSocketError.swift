@@ -10,6 +10,8 @@ enum ControlSocketError: Error, Sendable, Equatable, CustomStringConvertible {
     case permissionDenied(path: String)
     /// A stale socket file: nothing listens on it.
     case notListening(path: String)
+    /// Client side: the path names something that is not a socket (a regular file, a folder).
+    case noSocket(path: String)
     /// A system call failed: which, and the C library's reason.
     case system(path: String, call: String, reason: String)
     /// The service answered nothing, or something that is not a reply.
@@ -23,6 +25,7 @@ enum ControlSocketError: Error, Sendable, Equatable, CustomStringConvertible {
             "no control socket at \(path): is hostpin serve (or proxy) running with --control-socket \(path)?"
         case .permissionDenied(let path): "the control socket \(path) belongs to another user: run hostpin ctl as the service's user (or root)"
         case .notListening(let path): "nothing listens on the control socket \(path) (a stale file: the service is not running)"
+        case .noSocket(let path): "\(path) is not a socket: is hostpin serve (or proxy) running with --control-socket \(path)?"
         case .system(let path, let call, let reason): "control socket \(path): \(call): \(reason)"
         case .badReply(let path, let reason): "the service at \(path) gave no usable reply: \(reason)"
         }

@@ -129,7 +129,7 @@ import Testing
                 local (\(lab.hijackDNS)): 127.0.0.66
 
                 """)
-            #expect(result.standardError == "hostpin: no trusted upstream answered: \(silent): timeout\n")
+            #expect(result.standardError == "hostpin: www.example.test: no trusted upstream answered: \(silent): timeout\n")
         }
     }
 

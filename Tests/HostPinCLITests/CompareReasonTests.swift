@@ -202,8 +202,11 @@ import Testing
                             .map { String($0.dropFirst(6)) } == names)
             }
             let refused = try await compare(["www.other.test"], local: local, options)
-            #expect(refused.standardError == "hostpin: no trusted upstream answered: \(lab.trustedDNS): REFUSED\n")
+            #expect(refused.standardError == "hostpin: www.other.test: no trusted upstream answered: \(lab.trustedDNS): REFUSED\n")
             #expect(!refused.standardOutput.contains("verdict:"))
+            // Among several names, the sentence on standard error says which one had no trusted answer.
+            let several = try await compare(["www.example.test", "www.other.test", "cdn.example.test"], local: local, options)
+            #expect(several.standardError == "hostpin: www.other.test: no trusted upstream answered: \(lab.trustedDNS): REFUSED\n")
         }
     }
 

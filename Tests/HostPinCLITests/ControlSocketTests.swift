@@ -137,6 +137,11 @@ import Glibc
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("\(file) exists and is not a socket; it is left alone"))
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "keep me")
+        // ctl pointed at it says it is no socket (connect(2) says ECONNREFUSED, as for a stale socket file).
+        let notASocket = try await Self.ctl(file, "stats")
+        #expect(notASocket.status == 1)
+        #expect(notASocket.standardError
+                    == "hostpin: \(file) is not a socket: is hostpin serve (or proxy) running with --control-socket \(file)?\n")
     }
 
     @Test func aReloadMovesTheSocketAndCtlReadsTheConfiguration() async throws {
