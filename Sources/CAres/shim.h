@@ -4,6 +4,8 @@
 #include <ares.h>
 /* The owner thread of a channel is woken by an eventfd; Swift's Glibc module does not export it. */
 #include <sys/eventfd.h>
+/* Query IDs come from getrandom(2) (QueryID.swift); Swift's Glibc module does not export it either. */
+#include <sys/random.h>
 
 /*
  * Status codes and flags as plain ints. c-ares 1.18 #defines them (Swift sees Int32);

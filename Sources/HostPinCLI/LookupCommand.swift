@@ -195,7 +195,8 @@ struct LookupCommand: Subcommand {
     }
 
     private enum Event: Sendable {
-        case resolved(index: Int, outcome: Result<ResolutionOutcome, ResolutionError>)
+        /// Outcomes are waiting in the mailbox.
+        case resolved
         case read([LookupEntry])
     }
 
@@ -209,16 +210,17 @@ struct LookupCommand: Subcommand {
     /// waited for; while names are in flight, the next read waits until an eighth of the window is free, so
     /// that a full window costs one read (and its task) per few names rather than one per name. The names
     /// are resolved through one ``BatchResolution`` (`CachingResolver.resolveMany`): no task and no
-    /// continuation per name; outcomes come back through one `AsyncStream` (docs/ARCHITECTURE.md, "Bulk
-    /// lookups"). Without a resolver (`resolver` a failure), every name ends with that failure. Once
+    /// continuation per name; outcomes come back through an ``OutcomeMailbox``, whose first outcome of a
+    /// batch wakes this loop through the `AsyncStream` it reads (docs/ARCHITECTURE.md, "Bulk lookups"). Without a resolver (`resolver` a failure), every name ends with that failure. Once
     /// standard output fails, nothing new starts.
     static func resolveInOrder(
         _ feed: any LookupFeed, concurrency: Int, resolver: Result<CachingResolver, ResolutionError>,
         family: AddressFamily, report: (Finished) -> ExitStatus
     ) async -> ExitStatus {
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        let mailbox = OutcomeMailbox()
         let batch = try? resolver.get().resolveMany(family: family, concurrency: concurrency) { index, outcome in
-            sink.yield(.resolved(index: index, outcome: outcome))
+            if mailbox.post(index, outcome: outcome) { BatchResolution.afterDeliveries { sink.yield(.resolved) } }
         }
         // Discarding: the group keeps no record of a finished child (the reads would pile up until the end).
         return await withDiscardingTaskGroup { group in
@@ -230,6 +232,7 @@ struct LookupCommand: Subcommand {
             var reading = false
             var exhausted = false
             var iterator = events.makeAsyncIterator()
+            var deliveries: [OutcomeMailbox.Delivery] = []
             let readAhead = max(1, concurrency / 8)
             while true {
                 let room = concurrency - (nextToStart - nextToReport)
@@ -262,8 +265,11 @@ struct LookupCommand: Subcommand {
                             exhausted = true
                         }
                     }
-                case .resolved(let index, let outcome):
-                    finished[index] = .outcome(outcome, name: inFlight.removeValue(forKey: index) ?? "")
+                case .resolved:
+                    mailbox.takeAll(into: &deliveries)
+                    for (index, outcome) in deliveries {
+                        finished[index] = .outcome(outcome, name: inFlight.removeValue(forKey: index) ?? "")
+                    }
                 }
                 while let next = finished.removeValue(forKey: nextToReport) {
                     nextToReport += 1

@@ -42,7 +42,7 @@ final class AresChannel: UpstreamTransport {
             loop.close()
             throw .setupFailed("eventfd: \(String(cString: strerror(errno)))")
         }
-        let inbox = Inbox(wakeFD: wakeFD)
+        let inbox = Inbox(wakeFD: wakeFD, owner: ObjectIdentifier(loop.round))
         self.inbox = inbox
         // The loop is not Sendable: the Mutex hands it over once, and from then on only the owner thread
         // touches it (the thread start orders the creation above before every use there).
@@ -93,18 +93,22 @@ final class Inbox: Sendable {
     /// Written to wake the owner thread. Closed only when the inbox is freed, so a submitter may write it
     /// after unlocking.
     let wakeFD: Int32
+    /// The owner thread's ``AresRound``: a submit made inside it (a callback starting the next query)
+    /// needs no wake-up, since the round takes the queue until it is empty before the thread polls.
+    private let owner: ObjectIdentifier
 
-    init(wakeFD: Int32) {
+    init(wakeFD: Int32, owner: ObjectIdentifier) {
         self.wakeFD = wakeFD
+        self.owner = owner
     }
 
     deinit {
         Glibc.close(wakeFD)
     }
 
-    /// Queues `exchange` for the owner thread. Only a submit to an empty queue writes the eventfd: the
-    /// owner takes the whole queue after every wake-up, so a burst of submits while it is busy costs one
-    /// write. The eventfd counts, so a write the owner has not polled for yet is not lost.
+    /// Queues `exchange` for the owner thread. Only a submit to an empty queue from another thread writes
+    /// the eventfd: the owner takes the whole queue after every wake-up, so a burst of submits while it is
+    /// busy costs one write. The eventfd counts, so a write the owner has not polled for yet is not lost.
     func submit(_ exchange: PendingExchange) {
         let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
@@ -112,7 +116,7 @@ final class Inbox: Sendable {
             return (true, state.exchanges.count == 1)
         }
         guard accepted else { return exchange.cancel() }
-        if wake { Self.wake(wakeFD) }
+        if wake, AresRound.current.map(ObjectIdentifier.init) != owner { Self.wake(wakeFD) }
     }
 
     func stop() {

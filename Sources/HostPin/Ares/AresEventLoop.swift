@@ -20,6 +20,8 @@ final class AresEventLoop {
     private var channel: ares_channel?
     /// fd → (wants read, wants write), from `ARES_OPT_SOCK_STATE_CB`.
     private var sockets: [Int32: (read: Bool, write: Bool)] = [:]
+    /// The owner thread's rounds: the callbacks of one wake-up run inside one.
+    let round = AresRound()
 
     /// Creates the channel. Its socket-state callback refers to this object, so the channel must not
     /// outlive it: ``run(_:)`` or ``close()`` destroys it.
@@ -50,8 +52,10 @@ final class AresEventLoop {
     /// The owner thread's body: serve until stopped, then destroy the channel and fail what is queued.
     func run(_ inbox: Inbox) {
         serve(inbox)
-        close()
-        for exchange in inbox.drain() { exchange.cancel() }
+        round.run {
+            close()
+            for exchange in inbox.drain() { exchange.cancel() }
+        }
     }
 
     /// Destroys the channel, which runs every outstanding callback with ARES_EDESTRUCTION.
@@ -73,9 +77,20 @@ final class AresEventLoop {
         let wakeFD = inbox.wakeFD
         var fds: [pollfd] = []
         var batch: [PendingExchange] = []
+        var polled = false
+        var stopping = false
         while true {
-            guard inbox.take(into: &batch) else { return }
-            for exchange in batch { send(exchange) }
+            // One round: the replies and timeouts the last poll found, then everything submitted, including
+            // what their callbacks submitted (this thread's submits do not write the eventfd).
+            round.run {
+                if polled { process(fds) }
+                while true {
+                    guard inbox.take(into: &batch) else { return stopping = true }
+                    if batch.isEmpty { return }
+                    for exchange in batch { send(exchange) }
+                }
+            }
+            if stopping { return }
 
             fds.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
@@ -85,23 +100,28 @@ final class AresEventLoop {
             }
             let ready = poll(&fds, nfds_t(fds.count), nextTimeoutMilliseconds())
             if ready < 0 && errno != EINTR { return }
+            polled = true
 
             if fds[0].revents != 0 {
                 var counter: UInt64 = 0
                 _ = Glibc.read(wakeFD, &counter, MemoryLayout<UInt64>.size)
             }
-            var processed = false
-            for entry in fds.dropFirst() where entry.revents != 0 {
-                let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
-                let readable = entry.revents & Int16(POLLIN) != 0 || failed
-                let writable = entry.revents & Int16(POLLOUT) != 0
-                ares_process_fd(channel, readable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD,
-                                writable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD)
-                processed = true
-            }
-            // With no socket ready, this call still runs c-ares's timeout processing (retries, failover).
-            if !processed { ares_process_fd(channel, HOSTPIN_ARES_SOCKET_BAD, HOSTPIN_ARES_SOCKET_BAD) }
         }
+    }
+
+    /// Lets c-ares read and write the sockets `fds` (after the eventfd, at index 0) found ready.
+    private func process(_ fds: [pollfd]) {
+        var processed = false
+        for entry in fds.dropFirst() where entry.revents != 0 {
+            let failed = entry.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0
+            let readable = entry.revents & Int16(POLLIN) != 0 || failed
+            let writable = entry.revents & Int16(POLLOUT) != 0
+            ares_process_fd(channel, readable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD,
+                            writable ? entry.fd : HOSTPIN_ARES_SOCKET_BAD)
+            processed = true
+        }
+        // With no socket ready, this call still runs c-ares's timeout processing (retries, failover).
+        if !processed { ares_process_fd(channel, HOSTPIN_ARES_SOCKET_BAD, HOSTPIN_ARES_SOCKET_BAD) }
     }
 
     /// c-ares's next deadline in ms, or -1 (sleep until woken) with nothing in flight.

@@ -25,13 +25,18 @@ final class PendingExchange: InterruptibleExchange {
         }
     }
 
-    private enum State {
-        case created
-        case waiting(Receiver, outcomes: [ExchangeOutcome?], missing: Int)
-        case finished
+    /// Mutated in place under the lock: a reply records its outcome without copying the list (an enum
+    /// with the list as its payload copied it on every change).
+    private struct State {
+        /// Set by ``wait(for:)``, taken by whoever hands the outcomes over: `nil` before and after.
+        var receiver: Receiver?
+        /// Whether the outcomes were handed over (or the exchange cancelled).
+        var finished = false
+        var outcomes: [ExchangeOutcome?] = []
+        var missing = 0
     }
 
-    private let state = Mutex(State.created)
+    private let state = Mutex(State())
 
     private init(queries: [[UInt8]]) {
         self.queries = queries
@@ -71,8 +76,10 @@ final class PendingExchange: InterruptibleExchange {
     /// before it got here.
     private func wait(for receiver: Receiver) -> Bool {
         let accepted = state.withLock { state in
-            guard case .created = state else { return false }
-            state = .waiting(receiver, outcomes: Array(repeating: nil, count: queries.count), missing: queries.count)
+            guard !state.finished else { return false }
+            state.receiver = receiver
+            state.outcomes = Array(repeating: nil, count: queries.count)
+            state.missing = queries.count
             return true
         }
         if !accepted { receiver.deliver(allCancelled) }
@@ -83,16 +90,14 @@ final class PendingExchange: InterruptibleExchange {
     /// were handed over already.
     func finish(_ index: Int, with outcome: ExchangeOutcome) {
         let deliver = state.withLock { state -> (Receiver, [ExchangeOutcome])? in
-            guard case .waiting(let receiver, var outcomes, let missing) = state, outcomes[index] == nil else {
-                return nil
-            }
-            state = .finished  // drops the state's copy of `outcomes`, so the write below does not copy it
-            outcomes[index] = outcome
-            guard missing == 1 else {
-                state = .waiting(receiver, outcomes: outcomes, missing: missing - 1)
-                return nil
-            }
-            return (receiver, outcomes.map { $0 ?? .cancelled })
+            guard !state.finished, state.receiver != nil, state.outcomes[index] == nil else { return nil }
+            state.outcomes[index] = outcome
+            state.missing -= 1
+            guard state.missing == 0, let receiver = state.receiver.take() else { return nil }
+            state.finished = true
+            let outcomes = state.outcomes.map { $0 ?? .cancelled }
+            state.outcomes = []
+            return (receiver, outcomes)
         }
         if let (receiver, outcomes) = deliver { receiver.deliver(outcomes) }
     }
@@ -100,9 +105,9 @@ final class PendingExchange: InterruptibleExchange {
     /// Hands over every outcome `.cancelled`, unless they were handed over already.
     func cancel() {
         let receiver = state.withLock { state -> Receiver? in
-            defer { state = .finished }
-            if case .waiting(let receiver, _, _) = state { return receiver }
-            return nil
+            state.finished = true
+            state.outcomes = []
+            return state.receiver.take()
         }
         receiver?.deliver(allCancelled)
     }

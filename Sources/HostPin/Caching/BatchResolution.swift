@@ -85,6 +85,14 @@ public final class BatchResolution: Sendable {
         if admitted { run(job) }
     }
 
+    /// Runs `action` once the thread that called the sink has handed over every outcome it has ready: on a
+    /// c-ares channel's thread, at the end of its round (every reply one `poll(2)` wake-up found); on any
+    /// other thread, at once. A sink that wakes a consumer defers the wake-up with it, so that a burst of
+    /// replies costs the consumer one wake-up rather than one per name. `action` must not block.
+    public static func afterDeliveries(_ action: @escaping @Sendable () -> Void) {
+        AresRound.afterCurrent(action)
+    }
+
     /// Starts nothing more: queued names are dropped (the sink never gets them), and so are later submits.
     /// The resolutions running go on, and the sink gets their outcomes.
     public func stop() {

@@ -27,7 +27,7 @@ enum AddressQuery {
             var length: Int32 = 0
             // c-ares 1.18's ares_send sends the ID it is given (1.34 sets its own) and takes the reply that
             // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
-            guard hostpin_ares_create_query(name.text, Int32(type.rawValue), UInt16.random(in: .min ... .max),
+            guard hostpin_ares_create_query(name.text, Int32(type.rawValue), QueryID.next(),
                                             Int32(udpPayloadSize), &buffer, &length) == HOSTPIN_ARES_SUCCESS,
                   let buffer
             else { return nil }
@@ -65,7 +65,7 @@ enum AddressQuery {
             ldns_rr_set_type(question, ldns_rr_type(rawValue: UInt32(type.rawValue)))
             // c-ares 1.18's ares_send sends the ID it is given (1.34 sets its own) and takes the reply that
             // matches ID and question: an unpredictable ID keeps off-path forgeries out (RFC 5452 §4.3).
-            ldns_pkt_set_id(packet, UInt16.random(in: .min ... .max))
+            ldns_pkt_set_id(packet, QueryID.next())
             ldns_buffer_clear(buffer)
             guard ldns_pkt2buffer_wire_compress(buffer, packet, nil) == LDNS_STATUS_OK else { return nil }
             messages.append(Array(UnsafeBufferPointer(start: ldns_buffer_begin(buffer), count: ldns_buffer_position(buffer))))
