@@ -231,6 +231,7 @@ struct LookupCommand: Subcommand {
             var finished: [Int: Finished] = [:]
             var reading = false
             var exhausted = false
+            var stopped = false
             var iterator = events.makeAsyncIterator()
             var deliveries: [OutcomeMailbox.Delivery] = []
             let readAhead = max(1, concurrency / 8)
@@ -273,15 +274,17 @@ struct LookupCommand: Subcommand {
                 }
                 while let next = finished.removeValue(forKey: nextToReport) {
                     nextToReport += 1
-                    guard !Console.outputFailed else { continue }
-                    status = worse(status, report(next))
-                    if Console.outputFailed {
-                        exhausted = true
-                        // Nothing will be printed: no name waits for its outcome, and none starts.
-                        batch?.stop()
-                        inFlight = [:]
-                        group.cancelAll()
-                    }
+                    if !Console.outputFailed { status = worse(status, report(next)) }
+                }
+                // Checked after every event, not only after a report: the delayed flush finds a failed
+                // write too, after the report that made it returned.
+                if Console.outputFailed, !stopped {
+                    stopped = true
+                    exhausted = true
+                    // Nothing will be printed: no name waits for its outcome, and none starts.
+                    batch?.stop()
+                    inFlight = [:]
+                    group.cancelAll()
                 }
             }
             sink.finish()

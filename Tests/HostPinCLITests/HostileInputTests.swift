@@ -125,6 +125,20 @@ import Testing
         }
     }
 
+    /// A failed write found by the delayed flush (not inside a report) stops the batch too: before, every
+    /// name of the input was still asked (200 queries here) before the command exited 1.
+    @Test func batchStopsAskingOnceOutputCannotBeWritten() async throws {
+        let server = try await FaultServer(mode: .delay(.milliseconds(50)), upstream: lab.trustedDNS)
+        defer { server.stop() }
+        let names = String(repeating: "www.example.test\n", count: 200)
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(server.address)",
+                                                  "--concurrency", "1", "--cache-size", "0", "--family", "4"],
+                                                 bashSuffix: ">/dev/full", input: names)
+        #expect(result.status == 1)
+        #expect(result.standardError == "hostpin: cannot write output: No space left on device\n")
+        #expect(server.queries.count < 20, "\(server.queries.count) queries after the output failed")
+    }
+
     @Test func unwritableStandardErrorDoesNotTrap() async throws {
         let result = try await HostPinBinary.run(["lookup", "nx.example.test", "--server", "\(lab.trustedDNS)"],
                                                  bashSuffix: "2>/dev/full")
