@@ -16,13 +16,13 @@ enum ForwardedHead {
                         closing: Bool, edits: [HeaderEdit] = []) -> [UInt8] {
         var fields = HeaderFields()
         fields.append(name: "Host", value: authority.text)
-        var endToEnd = HopByHop.removed(from: head.fields, alsoRemoving: ["host"])
+        var endToEnd = HopByHop.removed(from: head.fields, alsoRemoving: hostName)
         if !edits.isEmpty {
             var edited = HeaderFields()
             for field in HeaderEdit.apply(edits, to: endToEnd.map { ($0.name, $0.value) }) {
                 edited.append(name: field.name, value: field.value)
             }
-            endToEnd = edited.removing(HopByHop.alwaysRemoved.union(["host"]))
+            endToEnd = edited.removing(HopByHop.alwaysRemoved.union(hostName))
         }
         for field in endToEnd {
             fields.append(name: field.name, value: field.value)
@@ -37,6 +37,9 @@ enum ForwardedHead {
             bytes.append(contentsOf: " HTTP/1.1\r\n".utf8)
         }
     }
+
+    /// `Host`, which the proxy sets itself: one set for every request, not a literal built per request.
+    private static let hostName: Set<String> = ["host"]
 
     /// The response for the client: the origin's status, its end-to-end fields, the framing this hop
     /// uses, `Via`, and `Connection: close` when the client connection ends after it. The origin's field
