@@ -40,20 +40,77 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     /// and its target's rule), the address source (`upstream`, `cache`, `literal`, `pin`); `-` for what
     /// is unknown or absent.
     public var description: String {
+        var line: [UInt8] = []
+        appendLine(to: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Appends ``description``'s bytes to `line`, numbers written digit by digit: the access-log writer
+    /// formats every request's line, and through interpolated and joined strings that took ~6 µs of CPU
+    /// per request (8 % of a busy proxy's, on the 2 cores it shares with its clients and origins).
+    public func appendLine(to line: inout [UInt8]) {
         var seconds = time_t(unixSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let millis = nanoseconds / 1_000_000
-        let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        let stamp = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+        Self.append(Int(parts.tm_year) + 1900, width: 4, to: &line)
+        line.append(UInt8(ascii: "-"))
+        Self.append(Int(parts.tm_mon) + 1, width: 2, to: &line)
+        line.append(UInt8(ascii: "-"))
+        Self.append(Int(parts.tm_mday), width: 2, to: &line)
+        line.append(UInt8(ascii: "T"))
+        Self.append(Int(parts.tm_hour), width: 2, to: &line)
+        line.append(UInt8(ascii: ":"))
+        Self.append(Int(parts.tm_min), width: 2, to: &line)
+        line.append(UInt8(ascii: ":"))
+        Self.append(Int(parts.tm_sec), width: 2, to: &line)
+        line.append(UInt8(ascii: "."))
+        Self.append(nanoseconds / 1_000_000, width: 3, to: &line)
+        line.append(UInt8(ascii: "Z"))
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: (client?.description ?? "-").utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: method.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: target.utf8)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: (pinned?.description ?? "-").utf8)
+        line.append(UInt8(ascii: " "))
+        Self.append(status, width: 1, to: &line)
+        line.append(UInt8(ascii: " "))
+        Self.append(bytes, width: 1, to: &line)
+        line.append(UInt8(ascii: " "))
         let (wholeSeconds, attoseconds) = duration.components
         let micros = wholeSeconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        let durationText = "\(micros / 1000).\(String(1000 + micros % 1000).dropFirst())ms"
-        let rulesText = rules.isEmpty ? "-" : rules.map(\.keyPath).joined(separator: ",")
-        return [stamp, client?.description ?? "-", method, target, pinned?.description ?? "-", "\(status)",
-                "\(bytes)", durationText, rulesText, source?.description ?? "-"].joined(separator: " ")
+        Self.append(micros / 1000, width: 1, to: &line)
+        line.append(UInt8(ascii: "."))
+        Self.append(micros % 1000, width: 3, to: &line)
+        line.append(contentsOf: "ms ".utf8)
+        if rules.isEmpty { line.append(UInt8(ascii: "-")) }
+        for (index, rule) in rules.enumerated() {
+            if index > 0 { line.append(UInt8(ascii: ",")) }
+            line.append(contentsOf: rule.keyPath.utf8)
+        }
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: (source?.description ?? "-").utf8)
+    }
+
+    /// Appends the decimal digits of `value` (negative counts as 0), zero-padded to at least `width`
+    /// digits; no buffer of its own.
+    private static func append(_ value: some BinaryInteger, width: Int, to line: inout [UInt8]) {
+        let value = UInt64(clamping: value)
+        var count = 1
+        var scale: UInt64 = 1
+        while value / scale >= 10 {
+            scale *= 10
+            count += 1
+        }
+        for _ in count..<max(width, count) { line.append(UInt8(ascii: "0")) }
+        var rest = value
+        while scale > 0 {
+            line.append(UInt8(ascii: "0") + UInt8(rest / scale))
+            rest %= scale
+            scale /= 10
+        }
     }
 
     /// An upper bound of ``description``'s length in bytes, without formatting it: the fixed-width

@@ -128,6 +128,7 @@ public final class AccessLogWriter: Sendable {
 
     /// The writer thread: takes the queue whole, writes it, sleeps while it is empty.
     private func run() {
+        var text: [UInt8] = []
         while true {
             let (batch, finished) = state.withLock { state -> ([Item], Bool) in
                 if state.queue.isEmpty {
@@ -152,16 +153,18 @@ public final class AccessLogWriter: Sendable {
                 wake.wait()
                 continue
             }
-            var text = ""
+            // One buffer for every batch, each line formatted straight into it (no string per line).
+            text.removeAll(keepingCapacity: true)
             for item in batch {
                 switch item {
-                case .line(let line): text += line + "\n"
-                case .entry(let entry): text += entry.description + "\n"
+                case .line(let line): text.append(contentsOf: line.utf8)
+                case .entry(let entry): entry.appendLine(to: &text)
                 case .dropped(let count):
-                    text += "hostpin: \(count) access-log lines dropped (the output was not read fast enough)\n"
+                    text.append(contentsOf: "hostpin: \(count) access-log lines dropped (the output was not read fast enough)".utf8)
                 }
+                text.append(UInt8(ascii: "\n"))
             }
-            writeAll(Array(text.utf8))
+            writeAll(text)
             // Lines that come while this thread sleeps gather for the next batch: under load the writer
             // wakes and writes at most ~200 times a second, not once per request (the signal that wakes
             // it cost a busy proxy a thread switch per request); a lone line still goes out at once.

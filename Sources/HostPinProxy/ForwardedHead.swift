@@ -16,13 +16,13 @@ enum ForwardedHead {
                         closing: Bool, edits: [HeaderEdit] = []) -> [UInt8] {
         var fields = HeaderFields()
         fields.append(name: "Host", value: authority.text)
-        var endToEnd = HopByHop.removed(from: head.fields, alsoRemoving: ["host"])
+        var endToEnd = HopByHop.removed(from: head.fields, alsoRemoving: hostName)
         if !edits.isEmpty {
             var edited = HeaderFields()
             for field in HeaderEdit.apply(edits, to: endToEnd.map { ($0.name, $0.value) }) {
                 edited.append(name: field.name, value: field.value)
             }
-            endToEnd = edited.removing(HopByHop.alwaysRemoved.union(["host"]))
+            endToEnd = edited.removing(HopByHop.alwaysRemoved.union(hostName))
         }
         for field in endToEnd {
             fields.append(name: field.name, value: field.value)
@@ -38,21 +38,35 @@ enum ForwardedHead {
         }
     }
 
+    /// `Host`, which the proxy sets itself: one set for every request, not a literal built per request.
+    private static let hostName: Set<String> = ["host"]
+
     /// The response for the client: the origin's status, its end-to-end fields, the framing this hop
-    /// uses, `Via`, and `Connection: close` when the client connection ends after it.
+    /// uses, `Via`, and `Connection: close` when the client connection ends after it. The origin's field
+    /// lines are copied from its head's bytes (``FieldLines``), in one buffer sized up front.
     static func response(_ response: ResponseHead, coding: BodyRelay.OutputCoding, closing: Bool, via: String) -> [UInt8] {
-        var fields = HopByHop.removed(from: response.fields)
-        if coding == .chunked { fields.append(name: "Transfer-Encoding", value: "chunked") }
-        fields.append(name: "Via", value: "\(response.version == .http10 ? "1.0" : "1.1") \(via)")
-        if closing { fields.append(name: "Connection", value: "close") }
-        return assemble(fields) { bytes in
-            bytes.append(contentsOf: "HTTP/1.1 ".utf8)
-            bytes.append(contentsOf: String(response.status).utf8)
-            bytes.append(HeadSyntax.space)
-            bytes.append(contentsOf: response.reason.utf8)
-            bytes.append(HeadSyntax.cr)
-            bytes.append(HeadSyntax.lf)
+        let lines = response.lines
+        let named = HopByHop.named(in: response.controlFields)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.bytes.count + 64 + via.utf8.count)
+        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        bytes.append(contentsOf: String(response.status).utf8)
+        bytes.append(HeadSyntax.space)
+        bytes.append(contentsOf: response.reason.utf8)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        for line in lines.lines where !HopByHop.isRemoved(lines.bytes[line.name], named: named) {
+            lines.append(line, to: &bytes)
         }
+        if coding == .chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        bytes.append(contentsOf: (response.version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)
+        bytes.append(contentsOf: via.utf8)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        if closing { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        return bytes
     }
 
     /// A head in one buffer sized up front: the start line `startLine` appends, the field lines, the

@@ -43,6 +43,12 @@ enum HeadSyntax {
         a == b || (a | 0x20 == b | 0x20 && (0x61...0x7A).contains(a | 0x20))
     }
 
+    /// Whether `bytes` equal `lowercased` (lower-case ASCII) but for the case of ASCII letters; lengths
+    /// first, since most names compared differ in length.
+    static func equalsIgnoringASCIICase(_ bytes: ArraySlice<UInt8>, lowercased: [UInt8]) -> Bool {
+        bytes.count == lowercased.count && zip(bytes, lowercased).allSatisfy(sameIgnoringASCIICase)
+    }
+
     /// `field-vchar` or whitespace: VCHAR, obs-text, SP, HTAB (RFC 9110 §5.5).
     static func isFieldValueCharacter(_ byte: UInt8) -> Bool {
         byte == tab || (byte >= 0x20 && byte != 0x7F)

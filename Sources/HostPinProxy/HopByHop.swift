@@ -16,10 +16,29 @@ enum HopByHop {
     static func removed(from fields: HeaderFields, alsoRemoving extra: Set<String> = []) -> HeaderFields {
         // Names compared in place, no sets built: this runs for every message, and most responses carry a
         // `Connection` field (`keep-alive`, `close`).
-        let named = fields.listMembers("Connection").filter { !$0.equalsIgnoringASCIICase("content-length") }
+        // The fixed names as byte tables, lengths first: iterating the set of strings retained each
+        // member per field line (with `Host`, the request side's largest source of retains).
+        let named = named(in: fields)
         return fields.removing { name in
-            alwaysRemoved.contains(where: name.equalsIgnoringASCIICase) || named.contains(where: name.equalsIgnoringASCIICase)
-                || extra.contains(where: name.equalsIgnoringASCIICase)
+            let bytes = name.utf8
+            return alwaysRemovedBytes.contains { $0.count == bytes.count && bytes.elementsEqual($0, by: HeadSyntax.sameIgnoringASCIICase) }
+                || named.contains(where: name.equalsIgnoringASCIICase) || extra.contains(where: name.equalsIgnoringASCIICase)
         }
     }
+
+    /// The field names `fields`' `Connection` lists, but `Content-Length` (see ``removed(from:alsoRemoving:)``).
+    static func named(in fields: HeaderFields) -> [String] {
+        fields.listMembers("Connection").filter { !$0.equalsIgnoringASCIICase("content-length") }
+    }
+
+    /// Whether a field line named `name` (its bytes as received) is hop-by-hop: one of ``alwaysRemoved``
+    /// or of `named` (``named(in:)``), compared without case.
+    static func isRemoved(_ name: ArraySlice<UInt8>, named: [String]) -> Bool {
+        alwaysRemovedBytes.contains { HeadSyntax.equalsIgnoringASCIICase(name, lowercased: $0) }
+            || named.contains { name.elementsEqual($0.utf8, by: HeadSyntax.sameIgnoringASCIICase) }
+    }
+
+    /// ``alwaysRemoved`` as bytes, compared with every forwarded field line's name (as strings in a set,
+    /// that comparison was 0.8 % of a busy proxy's time).
+    private static let alwaysRemovedBytes = alwaysRemoved.map { Array($0.utf8) }
 }

@@ -336,7 +336,7 @@ struct ProxyConnection: Sendable {
                                                       counter: RelayCounter(configuration.metrics, .toClient))
             outcome.keepAlive = keepAlive
             outcome.originReusable = response.version == .http11 && framing != .untilClose
-                && !response.fields.contains("Connection", token: "close") && !originInput.hasBuffered
+                && !response.controlFields.contains("Connection", token: "close") && !originInput.hasBuffered
         } catch {
             outcome.keepAlive = false
         }

@@ -47,7 +47,7 @@ public func fuzzResponseHead(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
                      "\(text(bytes)) is forwarded with the status line of \(text(forwarded))")
             property(sentFraming == relayed,
                      "\(method): \(text(bytes)) (\(framing)) is forwarded to an \(clientVersion) client as \(text(forwarded)), framed \(sentFraming), while \(relayed) is relayed")
-            property(relayed != .untilClose || sent.fields.contains("Connection", token: "close"),
+            property(relayed != .untilClose || sent.controlFields.contains("Connection", token: "close"),
                      "\(text(forwarded)) ends its body at close but does not say Connection: close")
         }
     }
