@@ -264,16 +264,17 @@ struct ProxyConnection: Sendable {
             if case .failed(.malformedChunk(let problem)) = upload.state { throw .refused(.malformedBody(problem)) }
             throw error
         }
-        if !upload.isFinished {
-            // The origin answered before the whole body arrived: the rest of it cannot be told apart
-            // from a next request, so the connection ends.
-            client.shutdown()
-            outcome.keepAlive = false
-        }
+        // The origin may answer before the whole body arrived (one that does not need it). The upload goes
+        // on: the client is still sending, and cutting it off would reset its connection, which can
+        // destroy the response before the client reads it (RFC 9112 §9.6). The origin reads the rest or
+        // closes, and each read and write of the upload has the idle timeout, so this wait is bounded.
         await uploaded
         if case .failed = upload.state {
             outcome.keepAlive = false
             outcome.originReusable = false
+            // The rest of the body was not read: it cannot be told apart from a next request, so the
+            // connection ends, lingering (the same reset as above otherwise).
+            await LingeringClose.drain(client)
         }
         return outcome
     }

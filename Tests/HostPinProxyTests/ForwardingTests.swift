@@ -122,6 +122,22 @@ import Testing
         }
     }
 
+    /// An origin that answers before it has read the body (`/whoami` never reads it): the client must get
+    /// the response and finish sending, twice on one connection. Before, the proxy cut the client off
+    /// while the body was still arriving, and curl failed with exit 55 (send failure: broken pipe).
+    @Test func answerBeforeTheWholeBodyLeavesTheUploadWhole() async throws {
+        let file = try await ProxyLab.randomFile(bytes: 3_000_000)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try await ProxyLab.withProxy { proxy, lab, _ in
+            let url = ProxyLab.http(lab, "www.example.test", "/whoami")
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "[%{num_connects}]\n",
+                                                  "--data-binary", "@\(file)", url, "--data-binary", "@\(file)", url])
+            #expect(result.status == 0, "\(result.standardError)")
+            let answer = "origin=www host=www.example.test:\(lab.httpPort)\n"
+            #expect(result.standardOutput == answer + "[1]\n" + answer + "[0]\n")
+        }
+    }
+
     @Test func chunkedUploadArrivesIntact() async throws {
         let file = try await ProxyLab.randomFile(bytes: 3 << 20 + 12345)
         defer { try? FileManager.default.removeItem(atPath: file) }
