@@ -8,20 +8,23 @@ import HostPin
 /// www.example.test. 3600 IN A 127.0.0.10
 /// ```
 ///
+/// A cached answer's TTLs are what is left of them (``RemainingTTL``), as dig shows a caching resolver's.
+///
 /// An answer that is not a trusted upstream's current one ends each line with a zone-file comment
 /// naming its source: `; stale` (served from the cache after its TTL because no upstream answered;
 /// the TTLs are the stale TTL), `; untrusted` (the opted-in untrusted fallback), `; pinned` (a rule's
 /// addresses). Answers from an upstream, from the cache while fresh, and for IP literals carry none.
 enum DigFormatter {
-    /// The answer lines for `resolution`, in chain order.
-    static func lines(for resolution: Resolution) -> [String] {
+    /// The answer lines for `resolution`, in chain order, each TTL less `age`, the whole seconds the answer
+    /// has been cached (``HostPin/ResolutionOutcome/age``; 0 for one just received).
+    static func lines(for resolution: Resolution, age: UInt32) -> [String] {
         let marker = self.marker(for: resolution.source)
         let cnames = resolution.cnames.map { record in
-            "\(absolute(record.alias)) \(record.ttl) IN CNAME \(absolute(record.target))\(marker)"
+            "\(absolute(record.alias)) \(RemainingTTL.of(record.ttl, age: age)) IN CNAME \(absolute(record.target))\(marker)"
         }
         let owner = absolute(resolution.canonicalName)
         let addresses = resolution.addresses.map { record in
-            "\(owner) \(record.ttl) IN \(record.address.family == .v4 ? "A" : "AAAA") \(record.address)\(marker)"
+            "\(owner) \(RemainingTTL.of(record.ttl, age: age)) IN \(record.address.family == .v4 ? "A" : "AAAA") \(record.address)\(marker)"
         }
         return cnames + addresses
     }

@@ -11,9 +11,10 @@ import HostPin
 /// `untrusted`) and, for a failure, where the failure did: NXDOMAIN and NODATA from `upstream`,
 /// `negativeCache` (RFC 2308 §5), `literal` or `untrusted`; no answer at all from `upstream` (every
 /// trusted upstream failed, or the budget ran out) or `untrusted` (the local resolver); `null` when no
-/// server was asked (an invalid name, no resolver). `receivedAt` is RFC 3339 in
-/// UTC with milliseconds (`2025-01-31T12:00:00.123Z`), so two answers received in the same second still
-/// order correctly.
+/// server was asked (an invalid name, no resolver). In `hostpin lookup`'s lines a cached answer's TTLs
+/// are what is left of them (``RemainingTTL``), while `receivedAt` stays the original answer's.
+/// `receivedAt` is RFC 3339 in UTC with milliseconds (`2025-01-31T12:00:00.123Z`), so two answers
+/// received in the same second still order correctly.
 ///
 /// `hostpin lookup` writes its lines by hand (``appendLine(for:nameText:untrusted:to:)``): keys in that
 /// fixed, alphabetical order, strings escaped as `JSONSerialization` escapes them, so the bytes are the
@@ -93,7 +94,7 @@ enum JSONLinesFormatter {
                            to bytes: inout [UInt8]) {
         switch outcome {
         case .success(let resolution):
-            appendObject(for: resolution, to: &bytes)
+            appendObject(for: resolution, age: 0, to: &bytes)
         case .failure(let error):
             appendFailure(error, nameText: nameText, untrusted: untrusted,
                           source: error.source(askedOf: untrusted ? .untrusted : .upstream), to: &bytes)
@@ -101,15 +102,16 @@ enum JSONLinesFormatter {
     }
 
     /// Appends the line for one outcome of a trusted ``HostResolver/resolveDetailed(_:family:)``, without
-    /// the newline: addresses as ``appendObject(for:to:)``, NXDOMAIN and NODATA as the failure object whose
-    /// `source` is the negative answer's own (`upstream`, `negativeCache`, `literal`).
+    /// the newline: addresses as ``appendObject(for:age:to:)``, each TTL less the outcome's age (what is
+    /// left of a cached answer's), NXDOMAIN and NODATA as the failure object whose `source` is the
+    /// negative answer's own (`upstream`, `negativeCache`, `literal`).
     static func appendLine(for outcome: Result<ResolutionOutcome, ResolutionError>, nameText: String,
                            to bytes: inout [UInt8]) {
         switch outcome {
         case .success(let detailed):
             switch detailed.answer {
             case .addresses(let resolution):
-                appendObject(for: resolution, to: &bytes)
+                appendObject(for: resolution, age: detailed.age, to: &bytes)
             case .negative(let negative):
                 appendFailure(negative.error, nameText: nameText, untrusted: false, source: negative.source, to: &bytes)
             }
@@ -136,8 +138,9 @@ enum JSONLinesFormatter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// Appends the object of ``object(for:)`` for `resolution`, keys in alphabetical order.
-    static func appendObject(for resolution: Resolution, to bytes: inout [UInt8]) {
+    /// Appends the object of ``object(for:)`` for `resolution`, keys in alphabetical order, each TTL less
+    /// `age` (whole seconds the answer has been cached; 0 leaves them as received).
+    static func appendObject(for resolution: Resolution, age: UInt32, to bytes: inout [UInt8]) {
         appendASCII(#"{"addresses":["#, to: &bytes)
         for (position, record) in resolution.addresses.enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -146,7 +149,7 @@ enum JSONLinesFormatter {
             appendASCII(#","family":"#, to: &bytes)
             appendInteger(Int(record.address.family.rawValue), to: &bytes)
             appendASCII(#","ttl":"#, to: &bytes)
-            appendInteger(Int(record.ttl), to: &bytes)
+            appendInteger(Int(RemainingTTL.of(record.ttl, age: age)), to: &bytes)
             bytes.append(UInt8(ascii: "}"))
         }
         appendASCII(#"],"cnames":["#, to: &bytes)
@@ -157,7 +160,7 @@ enum JSONLinesFormatter {
             appendASCII(#","target":"#, to: &bytes)
             appendString(record.target, to: &bytes)
             appendASCII(#","ttl":"#, to: &bytes)
-            appendInteger(Int(record.ttl), to: &bytes)
+            appendInteger(Int(RemainingTTL.of(record.ttl, age: age)), to: &bytes)
             bytes.append(UInt8(ascii: "}"))
         }
         appendASCII(#"],"name":"#, to: &bytes)
@@ -167,7 +170,7 @@ enum JSONLinesFormatter {
         appendASCII(#"","source":"#, to: &bytes)
         appendString(resolution.source.rawValue, to: &bytes)
         appendASCII(#","ttl":"#, to: &bytes)
-        appendInteger(Int(resolution.ttl), to: &bytes)
+        appendInteger(Int(RemainingTTL.of(resolution.ttl, age: age)), to: &bytes)
         appendASCII(#","upstream":"#, to: &bytes)
         if let upstream = resolution.upstream {
             appendString(upstream.description, to: &bytes)

@@ -57,13 +57,15 @@ struct LookupCommand: Subcommand {
           One line per record, as `dig +noall +answer` prints them, CNAMEs first:
             alias.example.test. 5 IN CNAME www.example.test.
             www.example.test. 3600 IN A 127.0.0.10
+          A cached answer's TTLs are what is left of them (as dig shows a caching resolver's).
           An expired answer served because no upstream answered ends each line with `; stale`.
           A name that fails prints one sentence to standard error: `hostpin: <reason>`, which starts
           with the name (`nx.example.test: NXDOMAIN ...`, `www.example.test: no trusted upstream
           answered: ...`).
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
-          ttl, upstream, source, receivedAt (RFC 3339, UTC)} or, for a failure, {name, error, code,
-          source} (and the sentence on standard error); a failure's source is where it came from:
+          ttl, upstream, source, receivedAt (RFC 3339, UTC; a cached answer's original time, while its
+          TTLs are what is left)} or, for a failure, {name, error, code, source} (and the sentence on
+          standard error); a failure's source is where it came from:
           upstream or negativeCache (NXDOMAIN, NODATA), upstream (no answer), or null (nothing was
           asked: an invalid name). The exit status is the highest of 3, 2 and 1 that any name ended
           with.
@@ -182,7 +184,9 @@ struct LookupCommand: Subcommand {
             }
             switch outcome.flatMap(\.addresses) {
             case .success(let resolution):
-                if !json { Console.out(lines: DigFormatter.lines(for: resolution)) }
+                // A cached answer shows what is left of its TTLs, as dig against a caching resolver would.
+                let age = (try? outcome.get())?.age ?? 0
+                if !json { Console.out(lines: DigFormatter.lines(for: resolution, age: age)) }
                 return .success
             case .failure(let error):
                 Console.error("hostpin: \(error.sentence(about: name))")

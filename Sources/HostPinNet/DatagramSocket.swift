@@ -41,7 +41,7 @@ package final class DatagramSocket: Sendable {
         let (descriptor, bound) = try BlockingDatagramSocket.open(binding: address, receiveBuffer: receiveBuffer,
                                                                   flags: Int32(SOCK_NONBLOCK.rawValue))
         boundAddress = bound
-        channel = try SocketChannel(descriptor: descriptor)  // closes the descriptor when it throws
+        channel = try SocketChannel(descriptor: descriptor, peer: nil)  // closes the descriptor when it throws
     }
 
     /// Waits for the next datagram.

@@ -56,7 +56,7 @@ package final class Listener: Sendable {
             throw .socket(address, .system(call: "listen", errno: failure))
         }
         do throws(SocketError) {
-            channel = try SocketChannel(descriptor: descriptor)
+            channel = try SocketChannel(descriptor: descriptor, peer: nil)
         } catch {
             throw .socket(address, error)
         }
@@ -88,13 +88,22 @@ package final class Listener: Sendable {
             channel.close()
         }
         while !channel.isShut {
-            let client = accept4(channel.descriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            // The client's address as accept gives it: getpeername would fail once the client has reset.
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(channel.descriptor, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
             let failure = errno
             if client >= 0 {
                 exhausted = false
                 if reserve < 0 { reserve = openReserve() }
                 // A connection that cannot be registered is closed by the channel's initialiser.
-                if let connection = try? SocketChannel(descriptor: client) { onAccept(connection) }
+                if let connection = try? SocketChannel(descriptor: client, peer: SocketAddress(storage: storage)) {
+                    onAccept(connection)
+                }
                 continue
             }
             switch failure {

@@ -20,7 +20,7 @@ extension SocketChannel {
         guard descriptor >= 0 else { throw .system(call: "socket", errno: errno) }
         let status = endpoint.withSockaddr { Glibc.connect(descriptor, $0, $1) }
         let failure = errno
-        let channel = try SocketChannel(descriptor: descriptor)
+        let channel = try SocketChannel(descriptor: descriptor, peer: endpoint)
         guard status != 0 else { return channel }
         guard failure == EINPROGRESS else {
             channel.close()

@@ -33,7 +33,9 @@ import Musl
 package final class SocketChannel: EventLoopHandler {
     /// The socket's file descriptor; closed by ``close()``.
     package let descriptor: Int32
-    /// The remote endpoint, when the kernel reports one.
+    /// The remote endpoint as the channel was made with it: the address `accept(2)` returned, or the one
+    /// connected to; `nil` for a listening or datagram socket. Never asked of the kernel later: once the
+    /// peer has reset the connection, `getpeername(2)` fails (`ENOTCONN`), and the access log lost the client.
     package let peer: SocketAddress?
 
     private struct Waiter {
@@ -86,15 +88,17 @@ package final class SocketChannel: EventLoopHandler {
     /// Wraps `descriptor`, a socket (connected, connecting or listening), sets it non-blocking and
     /// registers it on `loop`.
     ///
+    /// - Parameter peer: The remote endpoint (``peer``): what `accept(2)` returned, or the address
+    ///   connected to; `nil` for a listening or datagram socket.
     /// - Throws: ``SocketError/system(call:errno:)`` when it cannot be registered; the descriptor is
     ///   closed then.
-    package init(descriptor: Int32, loop: EventLoop = .shared) throws(SocketError) {
+    package init(descriptor: Int32, peer: SocketAddress?, loop: EventLoop = .shared) throws(SocketError) {
         self.descriptor = descriptor
         let flags = fcntl(descriptor, F_GETFL)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        peer = SocketAddress.of(socket: descriptor, peer: true)
+        self.peer = peer
         self.loop = loop
         token = loop.newToken()
         try loop.add(descriptor, token: token, handler: self)  // on failure `deinit` closes the descriptor

@@ -13,7 +13,7 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     public let unixSeconds: Int
     /// …and the nanoseconds within that second.
     public let nanoseconds: Int
-    /// The client's address.
+    /// The client's address, as the connection was accepted from.
     public let client: SocketAddress?
     /// The method, `-` when the head could not be parsed.
     public let method: String
@@ -23,7 +23,8 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     public let pinned: SocketAddress?
     /// The status sent to the client (200 for an established tunnel).
     public let status: Int
-    /// Body bytes sent to the client; for a tunnel, bytes relayed in both directions.
+    /// Body bytes sent to the client; for a tunnel, bytes relayed in both directions. A body cut short (the
+    /// origin gone mid-body) counts what got through; nothing else in the entry marks it incomplete.
     public let bytes: UInt64
     /// From the complete head to the end of the response (or tunnel).
     public let duration: Duration

@@ -31,9 +31,8 @@ public enum BodyFraming: Sendable, Hashable {
         var length: UInt64?
         for member in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             let text = member.trimmingWhitespace()
-            guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = UInt64(text)
-            else { throw .invalidContentLength(text) }
+            guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { throw .invalidContentLength(text) }
+            guard text.utf8.count <= 18, let value = UInt64(text) else { throw .contentLengthTooLarge(text) }
             if let length, length != value { throw .conflictingContentLength }
             length = value
         }

@@ -32,27 +32,27 @@ enum BodyRelay {
     ///   - idle: The longest wait for one read or write.
     ///   - removingTrailers: Trailer field names (lower case) dropped when re-encoding chunked.
     ///   - counter: Where the body's bytes (decoded) are counted once written; `nil` for nowhere.
-    /// - Returns: The body's length in bytes (decoded).
+    ///   - relayed: Grows by the body's bytes (decoded) as each write completes: the body's length when
+    ///     the relay ends, and what got through when it fails (an origin gone mid-body).
     /// - Throws: ``Failure``.
     static func relay(_ framing: BodyFraming, from input: BufferedInput, to output: SocketChannel,
                       coding: OutputCoding, idle: Duration, leading: [UInt8] = [], removingTrailers: Set<String> = [],
-                      counter: RelayCounter? = nil) async throws(Failure) -> UInt64
+                      counter: RelayCounter? = nil, relayed: inout UInt64) async throws(Failure)
     {
         var sink = Sink(channel: output, leading: leading)
         if !input.hasBuffered { try await sink.flush(idle: idle) }
-        let total = try await relayBody(framing, from: input, to: &sink, coding: coding, idle: idle,
-                                        removingTrailers: removingTrailers, counter: counter)
+        try await relayBody(framing, from: input, to: &sink, coding: coding, idle: idle,
+                            removingTrailers: removingTrailers, counter: counter, relayed: &relayed)
         try await sink.flush(idle: idle)  // a body that was empty after all
-        return total
     }
 
     private static func relayBody(_ framing: BodyFraming, from input: BufferedInput, to output: inout Sink,
                                   coding: OutputCoding, idle: Duration, removingTrailers: Set<String>,
-                                  counter: RelayCounter?) async throws(Failure) -> UInt64
+                                  counter: RelayCounter?, relayed: inout UInt64) async throws(Failure)
     {
         switch framing {
         case .none:
-            return 0
+            return
         case .contentLength(let length):
             var remaining = length
             while remaining > 0 {
@@ -60,24 +60,21 @@ enum BodyRelay {
                 if bytes.isEmpty { throw .truncated }
                 try await output.write(coding == .chunked ? ChunkedEncoder.chunk(bytes) : bytes, idle: idle)
                 counter?.add(bytes.count)
+                relayed += UInt64(bytes.count)
                 remaining -= UInt64(bytes.count)
             }
             if coding == .chunked { try await output.write(ChunkedEncoder.end(trailers: HeaderFields()), idle: idle) }
-            return length
         case .untilClose:
-            var total: UInt64 = 0
             while true {
                 let bytes = try await read(input, maximum: 65_536, idle: idle)
                 if bytes.isEmpty { break }
                 try await output.write(coding == .chunked ? ChunkedEncoder.chunk(bytes) : bytes, idle: idle)
                 counter?.add(bytes.count)
-                total += UInt64(bytes.count)
+                relayed += UInt64(bytes.count)
             }
             if coding == .chunked { try await output.write(ChunkedEncoder.end(trailers: HeaderFields()), idle: idle) }
-            return total
         case .chunked:
             var decoder = ChunkedDecoder()
-            var total: UInt64 = 0
             while !decoder.isComplete {
                 let bytes = try await read(input, maximum: 65_536, idle: idle)
                 if bytes.isEmpty { throw .truncated }
@@ -93,7 +90,6 @@ enum BodyRelay {
                 for event in decoded.events {
                     switch event {
                     case .data(let data):
-                        total += UInt64(data.count)
                         dataCount += data.count
                         out.append(contentsOf: coding == .chunked ? ChunkedEncoder.chunk(data) : Array(data))
                     case .end(let trailers):
@@ -104,8 +100,8 @@ enum BodyRelay {
                 }
                 try await output.write(out, idle: idle)
                 if dataCount > 0 { counter?.add(dataCount) }
+                relayed += UInt64(dataCount)
             }
-            return total
         }
     }
 

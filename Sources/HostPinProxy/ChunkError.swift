@@ -1,8 +1,11 @@
 /// Why a chunked body is malformed (RFC 9112 §7.1). Closed; a client's bad body ends its connection
 /// (with 400 when no response has started), an origin's ends the relay.
 public enum ChunkError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The chunk-size is not 1-15 hex digits, or what follows it is not a chunk extension.
+    /// The chunk-size line is not hex digits followed by optional chunk extensions. The line.
     case invalidChunkSize(String)
+    /// The chunk-size has more than 15 hex digits: too large to be held (RFC 9112 §7.1 asks a
+    /// recipient to anticipate large numbers and refuse what would overflow). The digits.
+    case chunkSizeTooLarge(String)
     /// A chunk-size line (extensions included) is longer than the limit.
     case sizeLineTooLong(limit: Int)
     /// The chunk's data is not followed by CRLF.
@@ -21,6 +24,7 @@ public enum ChunkError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidChunkSize(let line): "chunk size line '\(line)' is not hex digits with optional extensions"
+        case .chunkSizeTooLarge(let digits): "chunk size '\(digits)' is too large (more than 15 hex digits)"
         case .sizeLineTooLong(let limit): "a chunk size line is longer than \(limit) bytes"
         case .missingCRLFAfterData: "a chunk's data is not followed by CRLF"
         case .bareCR: "a CR in the chunked framing is not followed by LF"

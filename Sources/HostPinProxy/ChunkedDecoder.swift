@@ -92,8 +92,7 @@ struct ChunkedDecoder: Sendable {
     private mutating func endSizeLine(_ events: inout [Event]) throws(ChunkError) {
         let text = String(decoding: line, as: UTF8.self)
         let digits = line.prefix { isHexDigit($0) }
-        guard !digits.isEmpty, digits.count <= 15, let size = UInt64(String(decoding: digits, as: UTF8.self), radix: 16)
-        else { throw .invalidChunkSize(text) }
+        guard !digits.isEmpty else { throw .invalidChunkSize(text) }
         // chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] ): whitespace, then ';', no controls.
         let rest = line.dropFirst(digits.count).drop { $0 == HeadSyntax.space || $0 == HeadSyntax.tab }
         if !rest.isEmpty {
@@ -103,6 +102,8 @@ struct ChunkedDecoder: Sendable {
         } else if digits.count != line.count {
             throw .invalidChunkSize(text)  // trailing whitespace with no extension
         }
+        let hex = String(decoding: digits, as: UTF8.self)
+        guard digits.count <= 15, let size = UInt64(hex, radix: 16) else { throw .chunkSizeTooLarge(hex) }
         state = size == 0 ? .trailer : .data(remaining: size)
     }
 

@@ -31,8 +31,11 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingHost
     /// More than one `Host` field line (RFC 9112 §3.2: 400).
     case duplicateHost
-    /// A `Content-Length` value that is not a decimal number of at most 18 digits (RFC 9110 §8.6).
+    /// A `Content-Length` value that is not a decimal number (RFC 9110 §8.6).
     case invalidContentLength(String)
+    /// A `Content-Length` value that is a decimal number of more than 18 digits: too large to be held
+    /// (RFC 9110 §8.6 asks a recipient to anticipate large numbers and refuse what would overflow).
+    case contentLengthTooLarge(String)
     /// `Content-Length` lines or list members that differ (RFC 9112 §6.3, item 5).
     case conflictingContentLength
     /// Both `Transfer-Encoding` and `Content-Length` (RFC 9112 §6.1: request smuggling risk; rejected).
@@ -84,6 +87,7 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .missingHost: "an HTTP/1.1 request has no Host field"
         case .duplicateHost: "the request has more than one Host field"
         case .invalidContentLength(let value): "Content-Length '\(value)' is not a decimal number"
+        case .contentLengthTooLarge(let value): "Content-Length '\(value)' is too large (more than 18 digits)"
         case .conflictingContentLength: "the Content-Length values differ"
         case .transferEncodingWithContentLength: "the message has both Transfer-Encoding and Content-Length"
         case .chunkedNotFinal: "chunked is not the final transfer coding"

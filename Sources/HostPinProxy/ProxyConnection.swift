@@ -249,10 +249,11 @@ struct ProxyConnection: Sendable {
         let configuration = configuration
         async let uploaded: Void = upload.run {
             () async throws(BodyRelay.Failure) -> Void in
-            _ = try await BodyRelay.relay(head.framing, from: input, to: channel,
-                                          coding: head.framing == .chunked ? .chunked : .identity,
-                                          idle: configuration.idleTimeout,
-                                          counter: RelayCounter(configuration.metrics, .toOrigin))
+            var uploaded: UInt64 = 0  // the access log counts what the client got, not what it sent
+            try await BodyRelay.relay(head.framing, from: input, to: channel,
+                                      coding: head.framing == .chunked ? .chunked : .identity,
+                                      idle: configuration.idleTimeout,
+                                      counter: RelayCounter(configuration.metrics, .toOrigin), relayed: &uploaded)
         } onFailure: {
             channel.shutdown()
         }
@@ -331,10 +332,11 @@ struct ProxyConnection: Sendable {
             && !slot.isStopping
         var outcome = Outcome(status: response.status, pinned: origin)
         let forwarded = ForwardedHead.response(response, coding: coding, closing: !keepAlive, via: configuration.viaPseudonym)
+        // Counted also when the relay fails: an origin gone mid-body still sent the client what got through.
         do throws(BodyRelay.Failure) {
-            outcome.bytes = try await BodyRelay.relay(framing, from: originInput, to: client, coding: coding,
-                                                      idle: configuration.idleTimeout, leading: forwarded,
-                                                      counter: RelayCounter(configuration.metrics, .toClient))
+            try await BodyRelay.relay(framing, from: originInput, to: client, coding: coding,
+                                      idle: configuration.idleTimeout, leading: forwarded,
+                                      counter: RelayCounter(configuration.metrics, .toClient), relayed: &outcome.bytes)
             outcome.keepAlive = keepAlive
             outcome.originReusable = response.version == .http11 && framing != .untilClose
                 && !response.controlFields.contains("Connection", token: "close") && !originInput.hasBuffered

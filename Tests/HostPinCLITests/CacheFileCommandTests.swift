@@ -29,6 +29,7 @@ import Glibc
 
     @Test func restartIsWarmAndAnExpiredAnswerComesBackStaleWhenTheUpstreamFails() async throws {
         let server = try await FaultServer(upstream: lab.trustedDNS)
+        let started = Date()
         let first = try await lookup(server, "www.example.test", "short.example.test", "--family", "4")
         #expect(first.status == 0, "\(first.standardError)")
         #expect(server.queries.count == 2)
@@ -37,8 +38,13 @@ import Glibc
 
         let second = try await lookup(server, "www.example.test", "short.example.test", "--family", "4")
         #expect(second.status == 0, "\(second.standardError)")
+        // www's TTL (3600) less the whole seconds since the first run received it: at least 1 (the sleep),
+        // at most the seconds both runs took.
+        let most = Int(Date().timeIntervalSince(started).rounded(.up))
+        let left = try #require(Self.ttl(in: second.standardOutput, line: 0))
+        #expect((3600 - most)...3599 ~= left, "\(second.standardOutput)")
         #expect(second.standardOutput == """
-            www.example.test. 3600 IN A 127.0.0.10
+            www.example.test. \(left) IN A 127.0.0.10
             short.example.test. 30 IN A 127.0.0.10 ; stale
 
             """)
@@ -55,6 +61,51 @@ import Glibc
         #expect(noStale.status == 3)
         #expect(noStale.standardOutput == "")
         #expect(noStale.standardError.contains("SERVFAIL"))
+    }
+
+    /// A cached answer prints what is left of its TTLs, as dig against a caching resolver shows, in the
+    /// dig-like lines and in JSON, whose `receivedAt` stays the original answer's: an entry received 100 s
+    /// before the run, TTL 3600, prints 3500 (less the seconds the runs took). Before, it printed 3600.
+    @Test func cachedAnswerPrintsTheTTLThatIsLeftAndItsOriginalReceiveTime() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        try server.setMode(.servfail)  // nothing may be asked: the answers are the file's
+        let before = Date().timeIntervalSince1970
+        let receivedAt = before.rounded(.down) - 100
+        let entry = #"{"addresses":[{"address":"127.0.0.10","ttl":3600}],"cnames":[],"family":"4","kind":"addresses","#
+            + #""name":"www.example.test","receivedAt":\#(Int(receivedAt)),"upstream":"127.0.0.1:53"}"#
+        let header = #"{"entries":1,"format":"hostpin-cache","savedAt":\#(Int(receivedAt)),"version":1}"#
+        try Data((header + "\n" + entry + "\n").utf8).write(to: URL(fileURLWithPath: cacheFile))
+
+        let dig = try await lookup(server, "www.example.test", "--family", "4")
+        let json = try await lookup(server, "www.example.test", "--family", "4", "--json")
+        let after = Date().timeIntervalSince1970
+        // The age is whole seconds since receivedAt, counted when a run loads the file: between these two.
+        let left = (3600 - Int((after - receivedAt).rounded(.down)))...(3600 - Int((before - receivedAt).rounded(.down)))
+        #expect(left.upperBound == 3500)
+        #expect(dig.status == 0, "\(dig.standardError)")
+        let digTTL = try #require(Self.ttl(in: dig.standardOutput, line: 0))
+        #expect(left ~= digTTL)
+        #expect(dig.standardOutput == "www.example.test. \(digTTL) IN A 127.0.0.10\n")
+
+        #expect(json.status == 0, "\(json.standardError)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any])
+        let addresses = try #require(object["addresses"] as? [[String: Any]])
+        let ttl = try #require(object["ttl"] as? Int)
+        #expect(left ~= ttl)
+        #expect(addresses.map { $0["ttl"] as? Int } == [ttl])
+        #expect(object["source"] as? String == "cache")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        #expect(object["receivedAt"] as? String == formatter.string(from: Date(timeIntervalSince1970: receivedAt)))
+        #expect(server.queries.isEmpty)
+    }
+
+    /// The TTL field of line `line` of dig-like output.
+    static func ttl(in output: String, line: Int) -> Int? {
+        let lines = output.split(separator: "\n")
+        guard line < lines.count else { return nil }
+        let fields = lines[line].split(separator: " ")
+        return fields.count > 1 ? Int(fields[1]) : nil
     }
 
     @Test func damagedCacheFileIsReportedSetAsideAndReplaced() async throws {

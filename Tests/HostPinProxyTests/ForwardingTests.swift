@@ -175,4 +175,35 @@ import Testing
             #expect((await log.waitFor(1)).first?.bytes == 11)
         }
     }
+
+    /// An origin that resets after 100 of its 1000000 body bytes: the client got the head and those 100
+    /// bytes, and the access log says so. Before, the line said `200 0`.
+    @Test func originGoneMidBodyIsLoggedWithTheBytesThatGotThrough() async throws {
+        let body = String(repeating: "x", count: 100)
+        let origin = try TestSockets.scriptedOrigin(response: Array("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n\(body)".utf8),
+                                                    reset: true)
+        try await ProxyLab.withProxy { proxy, _, log in
+            let reply = try await TestSockets.exchange(proxy, Array("GET http://127.0.0.1:\(origin.port)/ HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(reply.hasSuffix("\r\n\r\n\(body)"))
+            let entry = try #require(await log.waitFor(1).first)
+            #expect(entry.status == 200)
+            #expect(entry.bytes == 100)
+        }
+    }
+
+    /// Clients that send a head and part of a body and reset at once, some before the proxy has accepted
+    /// them: each line names its client. Before, the address was asked of the kernel (`getpeername`) after
+    /// the reset, which fails, and the line said `-`.
+    @Test func clientsThatResetMidBodyAreLoggedWithTheirAddress() async throws {
+        try await ProxyLab.withProxy { proxy, lab, log in
+            let request = "POST \(ProxyLab.http(lab, "www.example.test", "/echo")) HTTP/1.1\r\nHost: www.example.test\r\n"
+                + "Content-Length: 1000\r\n\r\n0123456789"
+            let clients = try await TestSockets.resetAfterSending(proxy, Array(request.utf8), count: 20)
+            #expect(clients.count == 20)
+            let entries = await log.waitFor(20)
+            #expect(entries.count == 20)
+            #expect(entries.map { $0.client?.description ?? "-" }.sorted() == clients.map(\.description).sorted())
+        }
+    }
 }

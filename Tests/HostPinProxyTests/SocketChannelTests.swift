@@ -74,6 +74,6 @@ import Glibc
             close(client)
             throw TestSockets.Failure(description: "no loopback connection")
         }
-        return (try SocketChannel(descriptor: accepted), client)
+        return (try SocketChannel(descriptor: accepted, peer: nil), client)
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HostPin
+import HostPinNet
 import HostPinProxy
 
 #if canImport(Glibc)
@@ -51,16 +52,44 @@ enum TestSockets {
         deinit { close(descriptor) }
     }
 
-    /// Accepts one connection on `127.0.0.1`, reads the request head, writes `response`, and closes.
-    /// Returns the port and a task yielding the request head it received.
-    static func scriptedOrigin(response: [UInt8]) throws -> (port: UInt16, request: Task<String, any Error>) {
+    /// Opens `count` connections to `address` one after another, each sending `request` and then
+    /// resetting at once (`SO_LINGER` 0), so that some are reset before the proxy has accepted them.
+    /// Returns the clients' addresses.
+    static func resetAfterSending(_ address: SocketAddress, _ request: [UInt8], count: Int) async throws -> [SocketAddress] {
+        try await offPool {
+            var clients: [SocketAddress] = []
+            for _ in 0..<count {
+                let descriptor = try connectBlocking(address)
+                var local = sockaddr_storage()
+                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                _ = withUnsafeMutablePointer(to: &local) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+                }
+                if let client = SocketAddress(storage: local) { clients.append(client) }
+                try? sendAll(descriptor, request)
+                reset(descriptor)
+            }
+            return clients
+        }
+    }
+
+    /// Closes `descriptor` with a reset (RST) instead of a FIN: `SO_LINGER` on with a zero timeout.
+    static func reset(_ descriptor: Int32) {
+        var abort = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+        close(descriptor)
+    }
+
+    /// Accepts one connection on `127.0.0.1`, reads the request head, writes `response`, and closes:
+    /// with a FIN, after reading until the proxy closes, or when `reset`, at once with a reset (an origin
+    /// that vanishes). Returns the port and a task yielding the request head it received.
+    static func scriptedOrigin(response: [UInt8], reset: Bool = false) throws -> (port: UInt16, request: Task<String, any Error>) {
         let (descriptor, port) = try bindLoopback(listening: true)
         let task = Task {
             try await offPool {
                 defer { close(descriptor) }
                 let client = accept(descriptor, nil, nil)
                 guard client >= 0 else { throw Failure(description: "accept failed") }
-                defer { close(client) }
                 var received: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while !received.ends(with: Array("\r\n\r\n".utf8)) {
@@ -68,9 +97,15 @@ enum TestSockets {
                     if count <= 0 { break }
                     received.append(contentsOf: buffer[..<count])
                 }
-                try sendAll(client, response)
-                shutdown(client, Int32(SHUT_WR))
-                _ = receiveAll(client)
+                let sent = Result { () throws -> Void in try sendAll(client, response) }
+                if reset {
+                    TestSockets.reset(client)
+                } else {
+                    shutdown(client, Int32(SHUT_WR))
+                    _ = receiveAll(client)
+                    close(client)
+                }
+                try sent.get()
                 return String(decoding: received, as: UTF8.self)
             }
         }

@@ -12,6 +12,8 @@ public struct Resolution: Sendable, Hashable {
         /// Received from a trusted upstream just now.
         case upstream
         /// Served from HostPin's cache while fresh; `ttl` and `receivedAt` are those of the original answer.
+        /// What is left of the TTLs is each TTL less ``ResolutionOutcome/age``
+        /// (``HostResolver/resolveDetailed(_:family:)``), as `hostpin serve` answers and `hostpin lookup` prints.
         case cache
         /// Served from HostPin's cache after its TTL ran out, because no trusted upstream answered
         /// (serve-stale, RFC 8767 §4): every record's TTL is the stale TTL (30 seconds by default,
