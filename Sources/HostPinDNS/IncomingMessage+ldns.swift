@@ -7,7 +7,8 @@ extension IncomingMessage {
     /// ldns checks what a hostile message can break: labels of at most 63 octets, names of at most 255,
     /// compression pointers that stay inside the message (a pointer loop ends after ldns's pointer limit),
     /// and section counts that the message actually holds. A message it cannot read is answered FORMERR
-    /// when its header reads, so the client stops waiting.
+    /// when its header reads, so the client stops waiting; so is one with more than one OPT record
+    /// (RFC 6891 §6.1.1), its question echoed.
     init(wire: [UInt8]) {
         guard wire.count >= 12 else {
             self = .drop(.noHeader)
@@ -26,7 +27,9 @@ extension IncomingMessage {
         }
         let header = Self.header(of: packet)
         let question = ldns_pkt_qdcount(packet) == 1 ? Self.question(of: packet) : nil
-        if header.opcode != DNSRequestHeader.queryOpcode {
+        if Self.optRecords(in: packet, wire: wire) > 1 {
+            self = .reject(header, question: question, .formerr)  // RFC 6891 §6.1.1
+        } else if header.opcode != DNSRequestHeader.queryOpcode {
             self = .reject(header, question: question, .notimp)
         } else if let question {
             self = .query(DNSQuery(header: header, question: question))
@@ -45,6 +48,16 @@ extension IncomingMessage {
         defer { ldns_pkt_free(packet) }
         if ldns_pkt_qr(packet) { return .drop(.response) }
         return .reject(header(of: packet), question: nil, .formerr)
+    }
+
+    /// How many OPT records the additional section of `wire` holds. ldns takes every OPT record out of
+    /// that section as it reads it (keeping the last one's fields as the packet's EDNS) and counts them in
+    /// one octet, which wraps at 256; a TSIG record it keeps apart. So the OPT records are the header's
+    /// ARCOUNT less the records left in the section and the TSIG (ldns reads one record fewer after a
+    /// TSIG, which must come last anyway, RFC 8945 §5.1: such a message may count one OPT too many).
+    private static func optRecords(in packet: UnsafeMutablePointer<ldns_pkt>, wire: [UInt8]) -> Int {
+        let arcount = Int(wire[10]) << 8 | Int(wire[11])
+        return arcount - ldns_rr_list_rr_count(ldns_pkt_additional(packet)) - (ldns_pkt_tsig(packet) == nil ? 0 : 1)
     }
 
     private static func header(of packet: UnsafeMutablePointer<ldns_pkt>) -> DNSRequestHeader {

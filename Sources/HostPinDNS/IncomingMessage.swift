@@ -11,9 +11,9 @@ enum IncomingMessage: Sendable, Hashable {
 
     /// A query to answer.
     case query(DNSQuery)
-    /// A message answered with `rcode` and no records: FORMERR when it cannot be read past its header
-    /// or has QDCOUNT other than 1, NOTIMP for an opcode other than QUERY (echoing its question when it
-    /// has one that reads).
+    /// A message answered with `rcode` and no records: FORMERR when it cannot be read past its header,
+    /// has QDCOUNT other than 1 or more than one OPT record (RFC 6891 §6.1.1), NOTIMP for an opcode other
+    /// than QUERY (echoing its question when it has one that reads).
     case reject(DNSRequestHeader, question: DNSQuestion?, DNSResponseCode)
     /// Not answered.
     case drop(DropReason)

@@ -233,4 +233,14 @@ import Testing
         #expect(formerr.rcode == 1)
         #expect(formerr.id == 0xBEEF)
     }
+
+    @Test func twoOPTRecordsAreFORMERR() async throws {
+        let responder = try StubLab.responder()
+        let wire = try #require(await responder.respond(to: HostileBytes.optRecords(2), over: .udp))
+        let formerr = try #require(TestResponse(wire))
+        #expect(formerr.rcode == 1)
+        #expect(formerr.id == 0xBEEF)
+        #expect(formerr.answers.isEmpty)
+        #expect(formerr.questions.map(\.name) == ["www.example.test."])
+    }
 }

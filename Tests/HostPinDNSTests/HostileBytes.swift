@@ -1,9 +1,10 @@
 /// Hand-made and random DNS messages that a stub must survive: the bad-input set of the server tests.
 enum HostileBytes {
     /// A header (RFC 1035 §4.1.1) with ID 0xBEEF, RD set, and the given counts, then `body`.
-    static func message(qdcount: UInt16 = 1, ancount: UInt16 = 0, flags: UInt16 = 0x0100, body: [UInt8]) -> [UInt8] {
+    static func message(qdcount: UInt16 = 1, ancount: UInt16 = 0, arcount: UInt16 = 0, flags: UInt16 = 0x0100,
+                        body: [UInt8]) -> [UInt8] {
         [0xBE, 0xEF, UInt8(flags >> 8), UInt8(flags & 0xFF), UInt8(qdcount >> 8), UInt8(qdcount & 0xFF),
-         UInt8(ancount >> 8), UInt8(ancount & 0xFF), 0, 0, 0, 0] + body
+         UInt8(ancount >> 8), UInt8(ancount & 0xFF), 0, 0, UInt8(arcount >> 8), UInt8(arcount & 0xFF)] + body
     }
 
     /// QTYPE A, QCLASS IN.
@@ -44,6 +45,19 @@ enum HostileBytes {
     })
     /// ANCOUNT 65 535 and no record.
     static let missingAnswers = message(ancount: 65_535, body: name([Array("www".utf8), Array("example".utf8), Array("test".utf8)]) + typeAClassIN)
+
+    /// An OPT record (RFC 6891 §6.1.2): the root as owner, TYPE 41, the UDP payload size as CLASS, TTL 0
+    /// (no extended RCODE, version 0, DO clear), no options.
+    static func opt(udpPayloadSize: UInt16) -> [UInt8] {
+        [0, 0, 41, UInt8(udpPayloadSize >> 8), UInt8(udpPayloadSize & 0xFF), 0, 0, 0, 0, 0, 0]
+    }
+
+    /// A query for `www.example.test` A with `count` OPT records (sizes 1232, 1233, …) in its additional
+    /// section; more than one is a format error (RFC 6891 §6.1.1).
+    static func optRecords(_ count: UInt16) -> [UInt8] {
+        message(arcount: count, body: name([Array("www".utf8), Array("example".utf8), Array("test".utf8)]) + typeAClassIN
+            + (0..<count).flatMap { opt(udpPayloadSize: 1232 + $0) })
+    }
 
     /// Every hand-made message above that has a readable header, with a name for test output.
     static let named: KeyValuePairs<String, [UInt8]> = [

@@ -47,6 +47,26 @@ import Testing
         #expect(question?.name == "www.example.test")
     }
 
+    @Test func oneOPTRecordIsRead() {
+        guard case .query(let query) = IncomingMessage(wire: HostileBytes.optRecords(1)) else {
+            Issue.record("not a query: \(IncomingMessage(wire: HostileBytes.optRecords(1)))")
+            return
+        }
+        #expect(query.header.edns == .init(udpPayloadSize: 1232, version: 0, dnssecOK: false))
+    }
+
+    /// RFC 6891 §6.1.1: more than one OPT record is FORMERR, echoing the question.
+    @Test(arguments: [2, 3, 256, 257] as [UInt16])
+    func moreThanOneOPTRecordIsAFormatError(_ count: UInt16) {
+        let wire = HostileBytes.optRecords(count)
+        guard case .reject(let header, let question, .formerr) = IncomingMessage(wire: wire) else {
+            Issue.record("\(count) OPT records: \(IncomingMessage(wire: wire))")
+            return
+        }
+        #expect(header.id == 0xBEEF)
+        #expect(question?.name == "www.example.test")
+    }
+
     @Test func everyTruncationOfAQueryIsDroppedOrFormatError() {
         let wire = TestMessage.query("www.example.test", type: 28, udpSize: 1232)
         for length in 0..<wire.count {
