@@ -215,8 +215,9 @@ struct LookupCommand: Subcommand {
     /// that a full window costs one read (and its task) per few names rather than one per name. The names
     /// are resolved through one ``BatchResolution`` (`CachingResolver.resolveMany`): no task and no
     /// continuation per name; outcomes come back through an ``OutcomeMailbox``, whose first outcome of a
-    /// batch wakes this loop through the `AsyncStream` it reads (docs/ARCHITECTURE.md, "Bulk lookups"). Without a resolver (`resolver` a failure), every name ends with that failure. Once
-    /// standard output fails, nothing new starts.
+    /// batch wakes this loop through the `AsyncStream` it reads (docs/ARCHITECTURE.md, "Bulk lookups").
+    /// Without a resolver (`resolver` a failure), every name ends with that failure. Once standard output
+    /// fails, nothing new starts and no name is waited for.
     static func resolveInOrder(
         _ feed: any LookupFeed, concurrency: Int, resolver: Result<CachingResolver, ResolutionError>,
         family: AddressFamily, report: (Finished) -> ExitStatus

@@ -249,11 +249,11 @@ struct ProxyConnection: Sendable {
         let configuration = configuration
         async let uploaded: Void = upload.run {
             () async throws(BodyRelay.Failure) -> Void in
-            var uploaded: UInt64 = 0  // the access log counts what the client got, not what it sent
+            var sent: UInt64 = 0  // the access log counts what the client got, not what it sent
             try await BodyRelay.relay(head.framing, from: input, to: channel,
                                       coding: head.framing == .chunked ? .chunked : .identity,
                                       idle: configuration.idleTimeout,
-                                      counter: RelayCounter(configuration.metrics, .toOrigin), relayed: &uploaded)
+                                      counter: RelayCounter(configuration.metrics, .toOrigin), relayed: &sent)
         } onFailure: {
             channel.shutdown()
         }
