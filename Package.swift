@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HostPinURL", targets: ["HostPinURL"]),
         .library(name: "HostPinProxy", targets: ["HostPinProxy"]),
         .library(name: "HostPinDNS", targets: ["HostPinDNS"]),
+        .library(name: "HostPinService", targets: ["HostPinService"]),
         .executable(name: "hostpin", targets: ["HostPinCLI"]),
     ],
     targets: [
@@ -60,9 +61,13 @@ let package = Package(
             name: "HostPinDNS",
             dependencies: ["HostPin", "HostPinNet", "CLDNS"]
         ),
+        .target(
+            name: "HostPinService",
+            dependencies: ["HostPin", "HostPinNet", "HostPinProxy", "HostPinDNS"]
+        ),
         .executableTarget(
             name: "HostPinCLI",
-            dependencies: ["HostPin", "HostPinURL", "HostPinProxy", "HostPinDNS"]
+            dependencies: ["HostPin", "HostPinURL", "HostPinProxy", "HostPinDNS", "HostPinService"]
         ),
         .target(
             name: "HostPinTestSupport",
