@@ -1,4 +1,5 @@
 import Foundation
+import HostPinService
 
 /// `hostpin check-config FILE`: reads and validates a configuration file as `--config` would, then prints
 /// the configuration in force — each key's value from the file, else its default — or every problem.

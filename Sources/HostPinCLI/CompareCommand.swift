@@ -1,5 +1,6 @@
 import Foundation
 import HostPin
+import HostPinService
 
 /// `hostpin compare NAME...` and `hostpin compare --batch FILE|-`: asks the trusted upstreams and the
 /// untrusted (local) resolver for the same names, prints both answers, the hijack reasons and a verdict

@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 
 /// A control socket reply as `hostpin ctl` prints it without `--json`.
 enum ControlReplyText {

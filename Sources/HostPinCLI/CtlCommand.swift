@@ -1,5 +1,6 @@
 import Foundation
 import HostPin
+import HostPinService
 
 /// `hostpin ctl`: asks a running `serve` or `proxy` over its control socket (`--control-socket`) to flush
 /// a name or everything, or for its counters and its upstreams' health.

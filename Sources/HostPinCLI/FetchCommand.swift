@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HostPin
+import HostPinService
 import HostPinURL
 
 /// `hostpin fetch URL`: one HTTP(S) request, curl-style, through a URLSession pinned by HostPin — the

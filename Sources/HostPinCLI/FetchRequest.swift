@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HostPin
+import HostPinService
 
 /// The request `hostpin fetch` sends, built from curl-style options: the URL, `-X`, `-d`/`--data-binary`
 /// and `-H`. Everything is validated and every `@FILE` read while parsing, so a bad command line fails
@@ -142,7 +143,7 @@ struct FetchRequest: Sendable {
             do {
                 contents = try FileHandle.standardInput.readToEnd() ?? Data()
             } catch {
-                throw .unreadableStandardInput(reason: Self.reason(error))
+                throw .unreadableStandardInput(reason: FileAccess.reason(error))
             }
         } else {
             do {
@@ -150,7 +151,7 @@ struct FetchRequest: Sendable {
                 defer { try? handle.close() }
                 contents = try handle.readToEnd() ?? Data()
             } catch {
-                throw .unreadableFile(option: option, path: path, reason: Self.reason(error))
+                throw .unreadableFile(option: option, path: path, reason: FileAccess.reason(error))
             }
         }
         if binaryDataOptions.contains(option) { return contents }
@@ -199,26 +200,5 @@ struct FetchRequest: Sendable {
         default:
             "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
-    }
-
-    /// A short reason for a file error, without a final period (the sentences around it add their own):
-    /// the POSIX message when there is one, never Foundation's "NSCocoaErrorDomain error 256".
-    static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-        if nsError.domain == NSCocoaErrorDomain {
-            switch nsError.code {
-            case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "No such file or directory"
-            case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "Permission denied"
-            case NSFileReadTooLargeError: return "File too large"
-            default: return "it could not be read or written"
-            }
-        }
-        var text = nsError.localizedDescription
-        while text.hasSuffix(".") { text.removeLast() }
-        return text
     }
 }

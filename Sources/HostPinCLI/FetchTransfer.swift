@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HostPinService
 import Synchronization
 
 #if canImport(Glibc)
@@ -213,7 +214,7 @@ final class FetchTransfer: NSObject, URLSessionDataDelegate, Sendable {
             try output.write(contentsOf: data)
             return true
         } catch {
-            fail(writing: options.destination.label, reason: FetchRequest.reason(error))
+            fail(writing: options.destination.label, reason: FileAccess.reason(error))
             return false
         }
     }

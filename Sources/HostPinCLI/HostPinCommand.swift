@@ -1,5 +1,6 @@
 import Foundation
 import HostPin
+import HostPinService
 
 /// The `hostpin` tool: reads the subcommand, prints help or the version, or parses and runs a
 /// subcommand, then exits with its ``ExitStatus``.
@@ -68,7 +69,8 @@ enum HostPinCommand {
             return showHelp(for: Array(arguments.dropFirst()))
         default:
             guard let command = subcommands.first(where: { $0.name == first }) else {
-                return fail(first.hasPrefix("-") ? .unknownOption(first) : .unknownSubcommand(first),
+                let known = subcommands.map { $0.name }
+                return fail(first.hasPrefix("-") ? .unknownOption(first) : .unknownSubcommand(first, subcommands: known),
                             helpCommand: "hostpin --help")
             }
             return await run(command, Array(arguments.dropFirst()))
@@ -98,7 +100,7 @@ enum HostPinCommand {
         }
         guard arguments.count == 1 else { return fail(.unexpectedArgument(arguments[1]), helpCommand: "hostpin --help") }
         guard let command = subcommands.first(where: { $0.name == name }) else {
-            return fail(.unknownSubcommand(name), helpCommand: "hostpin --help")
+            return fail(.unknownSubcommand(name, subcommands: subcommands.map { $0.name }), helpCommand: "hostpin --help")
         }
         Console.out(command.help)
         return .success

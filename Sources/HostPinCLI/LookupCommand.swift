@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 
 /// `hostpin lookup NAME...` and `hostpin lookup --batch FILE|-`: resolves names through the trusted
 /// upstreams only and prints dig-style answer lines or JSON Lines.

@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 
 /// Runs comparisons: both resolvers, made once for every name, the detector and the probes.
 struct NameComparer: Sendable {

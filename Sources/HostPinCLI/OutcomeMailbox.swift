@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 import Synchronization
 
 /// Where the outcomes of a ``BatchResolution`` wait for `hostpin lookup`'s loop, which takes them all at

@@ -1,10 +1,11 @@
 import Foundation
 import HostPin
+import HostPinService
 import HostPinProxy
 
 /// `hostpin proxy`: runs the HTTP/CONNECT forward proxy (``ForwardProxy``) with pinned resolution until
 /// SIGINT or SIGTERM, then stops it gracefully. A thin wrapper: parse, configure, start, print, wait.
-struct ProxyCommand: Subcommand {
+struct ProxyCommand: ServiceCommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
@@ -77,11 +78,7 @@ struct ProxyCommand: Subcommand {
 
         \(UpstreamSelection.helpSection)
 
-        SIGNALS:
-          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
-          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
-                           and checked again, then put in force at once, keeping the cache; a bad one
-                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
+        \(signalsHelp)
 
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
@@ -90,7 +87,7 @@ struct ProxyCommand: Subcommand {
         """
     }
 
-    static let defaultListen = "127.0.0.1:8118"
+    static let defaultListen = ProxyOptions.defaultListen
     static let defaultTimeoutSeconds = ProxyOptions.defaultTimeoutSeconds
     static let defaultMaximumConnections = ProxyOptions.defaultMaximumConnections
     static let defaultGraceSeconds = ProxyOptions.defaultGraceSeconds
@@ -137,29 +134,12 @@ struct ProxyCommand: Subcommand {
     }
 
     /// What the service runs with.
-    var settings: ServiceSettings {
-        ServiceSettings(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+    var configuration: ServiceConfiguration {
+        ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
                         family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket,
                         metrics: metricsOptions, watch: nil, log: logOptions)
     }
 
-    func run() async -> ExitStatus {
-        let commandLine = commandLine
-        return await Service.run(settings) { () throws(UsageError) in
-            var parser = OptionParser(commandLine)
-            return try ProxyCommand(parsing: &parser).settings
-        }
-    }
-}
-
-/// Narrows every resolution to the `--family` asked for.
-struct FamilyResolver: HostResolver {
-    let inner: any HostResolver
-    let family: AddressFamily
-
-    func resolve(_ name: HostName, family _: AddressFamily) async throws(ResolutionError) -> Resolution {
-        try await inner.resolve(name, family: family)
-    }
 }
 
 /// Waiting for SIGINT or SIGTERM. A C signal handler writes one byte to a pipe (the self-pipe trick:

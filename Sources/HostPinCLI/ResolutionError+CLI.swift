@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 
 extension ResolutionError {
     /// The stable `code` string of `--json` error objects. Exhaustive on purpose: a new library case

@@ -1,4 +1,5 @@
 import HostPin
+import HostPinService
 
 extension ResolutionOutcome {
     /// The addresses, or NXDOMAIN or NODATA as the error ``HostResolver/resolve(_:family:)`` throws.

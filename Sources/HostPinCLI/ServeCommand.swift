@@ -1,11 +1,12 @@
 import HostPin
+import HostPinService
 import HostPinDNS
 import HostPinProxy
 
 /// `hostpin serve`: the DNS stub (``DNSServer``) on UDP and TCP, and with `--listen` the forward proxy
 /// (``ForwardProxy``) in the same process, both on one ``CachingResolver``, until SIGINT or SIGTERM.
 /// A thin wrapper: parse, configure, start, print, wait.
-struct ServeCommand: Subcommand {
+struct ServeCommand: ServiceCommand {
     static let name = "serve"
     static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
     static let usage = "hostpin serve [--config FILE] [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
@@ -89,11 +90,7 @@ struct ServeCommand: Subcommand {
 
         \(UpstreamSelection.helpSection)
 
-        SIGNALS:
-          SIGINT, SIGTERM  stop (the proxy's transfers in flight get --grace; a second signal cuts them).
-          SIGHUP           reload: the command line's files (--config, --rules, --preresolve) are read
-                           and checked again, then put in force at once, keeping the cache; a bad one
-                           changes nothing ('hostpin: reload refused, ...': README.md, "Reload").
+        \(signalsHelp)
 
         EXIT STATUS:
         \(ExitStatus.success.helpLine(meaning: "stopped by SIGINT or SIGTERM"))
@@ -103,7 +100,7 @@ struct ServeCommand: Subcommand {
         """
     }
 
-    static let defaultDNSListen = "127.0.0.1:53"
+    static let defaultDNSListen = ServiceConfiguration.DNS.defaultListen
 
     let dnsConfiguration: DNSServer.Configuration
     /// The proxy's options when `--listen` is given.
@@ -142,7 +139,7 @@ struct ServeCommand: Subcommand {
         }.last ?? .nxdomain
         rules = try RulesOption.parse(&parser)
         // Parsed without --listen too, so that a proxy-only option there is named rather than unknown.
-        let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyCommand.defaultListen)!,
+        let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyOptions.defaultListen)!,
                                      allowRemote: dns.allowRemote, rules: rules,
                                      timeout: .milliseconds(Int64(ProxyOptions.defaultTimeoutSeconds * 1000)))
         // A configuration file's proxy keys wait for a proxy to apply to; the command line's are a mistake.
@@ -169,19 +166,11 @@ struct ServeCommand: Subcommand {
     }
 
     /// What the service runs with.
-    var settings: ServiceSettings {
-        ServiceSettings(dns: ServiceSettings.DNS(listenAddresses: dnsConfiguration.listenAddresses,
+    var configuration: ServiceConfiguration {
+        ServiceConfiguration(dns: ServiceConfiguration.DNS(listenAddresses: dnsConfiguration.listenAddresses,
                                                  allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
                         proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
                         cacheOptions: cacheOptions, controlSocket: controlSocket, metrics: metricsOptions, watch: watch, log: logOptions)
-    }
-
-    func run() async -> ExitStatus {
-        let commandLine = commandLine
-        return await Service.run(settings) { () throws(UsageError) in
-            var parser = OptionParser(commandLine)
-            return try ServeCommand(parsing: &parser).settings
-        }
     }
 
     /// A default of the watch's configuration, in seconds, for the help.

@@ -1,3 +1,5 @@
+import HostPinService
+
 /// One `hostpin` subcommand, shaped like a swift-argument-parser `ParsableCommand`: its name and help
 /// text as static members, parsing in the initialiser, and the work in ``run()``.
 protocol Subcommand: Sendable {

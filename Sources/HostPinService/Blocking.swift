@@ -5,14 +5,14 @@ import Foundation
 ///
 /// Not `DispatchQueue.global()`: on Linux Swift's cooperative pool runs on that same root queue, whose
 /// width is the core count (two here), so a blocked global-queue thread is a pool thread lost.
-enum Blocking {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package enum Blocking {
+    package static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
-    static func run(_ body: @escaping @Sendable () -> Void) async {
+    package static func run(_ body: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { continuation in
             Thread {
                 body()

@@ -4,39 +4,31 @@ import HostPinNet
 import HostPinProxy
 
 extension Service {
-    /// Reads the command line and the configuration file again (`reparse`, on a thread of its own: it
-    /// reads files) and puts the result in force, or leaves everything as it was and says why in one line.
+    /// Puts `new` in force, or leaves everything as it was and says why in one line (the same
+    /// all-or-nothing rule as SIGHUP in `hostpin serve`, which parses its command line and configuration
+    /// file again into `new`).
     ///
-    /// Everything that can fail comes first, off to the side: the parse (every check of the options, the
-    /// configuration file and the rules), a new trusted resolver when the upstream settings changed (its
-    /// bootstrap lookups), and the listeners on new addresses. Then the swap, with nothing left to fail:
-    /// the rules in place, the resolver behind the cache (the answers of upstreams no longer listed
-    /// dropped), the cache's limits, the listeners whose address went away stopped (a replaced proxy with
-    /// its grace period). Requests in flight finish on what they started with.
-    func reload(_ reparse: @escaping @Sendable () throws(UsageError) -> ServiceSettings) async {
-        // The body throws nothing: `try?` only satisfies the signature.
-        let parsed = try? await Blocking.run { () -> Result<ServiceSettings, UsageError> in
-            do throws(UsageError) {
-                return .success(try reparse())
-            } catch {
-                return .failure(error)
-            }
-        }
-        let new: ServiceSettings
-        switch parsed {
-        case .success(let settings)?: new = settings
-        case .failure(let error)?: return refuse(error.description)
-        case nil: return refuse("the command line could not be read again")
-        }
+    /// Everything that can fail comes first, off to the side: a new trusted resolver when the upstream
+    /// settings changed (its bootstrap lookups), and the listeners on new addresses. Then the swap, with
+    /// nothing left to fail: the rules in place, the resolver behind the cache (the answers of upstreams no
+    /// longer listed dropped), the cache's limits, the listeners whose address went away stopped (a
+    /// replaced proxy with its grace period). Requests in flight finish on what they started with.
+    ///
+    /// - Returns: What changed, and what changed but waits for a restart (both also said in the log).
+    /// - Throws: ``ServiceError/reloadRefused(_:)`` with the reason; nothing changed.
+    @discardableResult
+    public func reload(to new: ServiceConfiguration) async throws(ServiceError) -> ServiceReload {
+        guard !stopped else { throw refuse("the service is stopping") }
+        let settings = configuration
         var summary = ["\(new.rules.count) rule\(new.rules.count == 1 ? "" : "s")"]
 
         // Off to the side: what can fail.
         var trusted: TrustedResolver?
         if new.resolverConfiguration != settings.resolverConfiguration {
             do throws(ResolutionError) {
-                trusted = try await TrustedOptions.makeResolver(new.resolverConfiguration)
+                trusted = try await TrustedOptions.makeResolver(new.resolverConfiguration, log: log)
             } catch {
-                return refuse("the new upstreams cannot be set up: \(error)")
+                throw refuse("the new upstreams cannot be set up: \(error)")
             }
         }
         var unmatched = dnsServers
@@ -50,9 +42,9 @@ extension Service {
                     added.append(address)
                 }
             }
-            switch await Self.startDNS(added, dns, responder) {
+            switch await startDNS(added, dns, responder) {
             case .success(let started): servers += started
-            case .failure(let error): return refuse("\(error)")
+            case .failure(let error): throw refuse("\(error)")
             }
         }
         var startedProxy: RunningProxy?
@@ -62,7 +54,7 @@ extension Service {
             case .success(let started): startedProxy = started
             case .failure(let error):
                 for (_, server) in servers.suffix(added.count) { await server.stop() }
-                return refuse("\(error)")
+                throw refuse("\(error)")
             }
         }
 
@@ -74,7 +66,7 @@ extension Service {
             case .failure(let error):
                 await startedProxy?.retire()
                 for (_, server) in servers.suffix(added.count) { await server.stop() }
-                return refuse("\(error)")
+                throw refuse("\(error)")
             }
         }
 
@@ -88,13 +80,13 @@ extension Service {
                 if controlMoves { await startedControl?.stop() }
                 await startedProxy?.retire()
                 for (_, server) in servers.suffix(added.count) { await server.stop() }
-                return refuse("--metrics-listen: \(error)")
+                throw refuse("--metrics-listen: \(error)")
             }
         }
 
         // The swap: nothing below fails.
         var restart: [String] = []
-        new.log.apply()
+        new.log.apply(to: log)
         if new.log.accessLog != settings.log.accessLog { restart.append("--access-log") }
         if metrics == nil, new.metrics.listenAddress != nil {
             restart.append("--metrics-listen (the metrics were off at start, so nothing was counted)")
@@ -141,7 +133,7 @@ extension Service {
         }
         if new.cacheOptions.cacheFile != settings.cacheOptions.cacheFile {
             await keeper?.finish()
-            keeper = new.cacheOptions.cacheFile.map { CacheKeeper(cache: cache.cache, path: $0, period: CacheOptions.savePeriod) }
+            keeper = new.cacheOptions.cacheFile.map { CacheKeeper(cache: cache.cache, path: $0, period: CacheOptions.savePeriod, log: log) }
             summary.append("cache file \(new.cacheOptions.cacheFile ?? "none") (written from now on, not read)")
         }
         let fresh = new.cacheOptions.preresolve.filter { !settings.cacheOptions.preresolve.contains($0) }
@@ -164,17 +156,28 @@ extension Service {
             summary.append("control socket \(new.controlSocket ?? "closed")")
         }
         dnsServers = servers
-        settings = new
+        configuration = new
         reloads += 1
         publishStatus()
-        Console.log(.info, "hostpin: reloaded: " + summary.joined(separator: "; "))
+        log.log(.info, "hostpin: reloaded: " + summary.joined(separator: "; "))
         if !restart.isEmpty {
-            Console.log(.warning, "hostpin: reload: " + restart.joined(separator: ", ") + " changed; this takes effect at a restart")
+            log.log(.warning, "hostpin: reload: " + restart.joined(separator: ", ") + " changed; this takes effect at a restart")
         }
+        return ServiceReload(changes: summary, waitingForRestart: restart)
     }
 
-    /// Says in one line why a reload was refused; the service goes on as it was.
-    private func refuse(_ reason: String) {
-        Console.log(.warning, "hostpin: reload refused, nothing changed: " + reason)
+    /// Says in one line why a reload was refused, and returns the error; the service goes on as it was.
+    package func refuse(_ reason: String) -> ServiceError {
+        let error = ServiceError.reloadRefused(reason)
+        log.log(.warning, "hostpin: \(error)")
+        return error
     }
+}
+
+/// What a reload (``Service/reload(to:)``) changed.
+public struct ServiceReload: Sendable, Equatable {
+    /// What was put in force, one phrase each (`2 rules`, `upstreams 127.0.0.1:53`, `cache limits`, ...).
+    public var changes: [String]
+    /// What changed but takes effect only at a restart (`--access-log`, the watch, ...).
+    public var waitingForRestart: [String]
 }

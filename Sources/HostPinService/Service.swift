@@ -4,18 +4,25 @@ import HostPinDNS
 import HostPinNet
 import HostPinProxy
 
-/// What a long-running command runs — `serve`'s DNS stub (one ``DNSServer`` per listening address) and
-/// proxy, or `proxy`'s proxy — on one ``CachingResolver`` that lives as long as the process: a reload
-/// (SIGHUP, ``reload(_:)``) swaps the upstreams behind it and the rules in front of it, and changes the
-/// listeners whose addresses changed, but never empties the cache.
+/// The running service — the DNS stub (one ``DNSServer`` per listening address) and/or the forward proxy
+/// — on one ``CachingResolver`` that lives as long as the service: a reload (``reload(to:)``; SIGHUP in
+/// `hostpin serve`) swaps the upstreams behind it and the rules in front of it, and changes the listeners
+/// whose addresses changed, but never empties the cache. With the control socket, the metrics endpoint
+/// and the watch of the local resolver when its configuration asks for them.
 ///
-/// An actor: the reload loop and the final stop run one after the other (``run(_:reparse:)`` waits for
-/// a reload under way before stopping), and the control socket reads its state between them.
-actor Service {
+/// Nothing of it is process-wide: two services run side by side in one process on their own addresses
+/// with their own settings and logs. What is shared is what the process has once: the event loop
+/// (`EventLoop.shared`), libcurl's initialisation, the standard streams. Signals are the caller's: the
+/// CLI installs their handlers and calls ``reload(to:)``, ``stop(grace:)`` and ``cutTransfers()``.
+///
+/// An actor: reloads and the stop run one after the other, and the control socket reads its state between them.
+public actor Service {
     // Actor-isolated state; changed only here and by the reload (Service+Reload.swift).
-    /// The settings in force.
-    var settings: ServiceSettings
-    /// The cache, for the life of the process.
+    /// The configuration in force.
+    public internal(set) var configuration: ServiceConfiguration
+    /// Where this service's diagnostics go.
+    public nonisolated let log: ServiceLog
+    /// The cache, for the life of the service.
     let cache: CachingResolver
     /// The upstreams behind the cache.
     let upstream: UpstreamSwitch
@@ -32,76 +39,72 @@ actor Service {
     /// What the control socket reads.
     let status: ServiceStatus
     /// The stub's and the proxy's counters, made at start when the metrics endpoint is on (else nothing
-    /// is counted, for the life of the process).
+    /// is counted, for the life of the service).
     let counters: (dns: DNSQueryMetrics?, proxy: ProxyMetrics?)
     /// What the metrics endpoint serves; `nil` when it was off at start.
     var metrics: ServiceMetrics?
     /// The metrics endpoint, with `--metrics-listen`.
     var endpoint: MetricsEndpoint?
-    /// The watch of the local resolver (`serve --watch-local`), for the life of the process.
+    /// Where the metrics endpoint listens, as bound.
+    var endpointAddress: SocketAddress?
+    /// The watch of the local resolver (`serve --watch-local`), for the life of the service.
     var watcher: LocalResolverWatch?
-    /// Where every proxy of the process writes its access log (`--access-log FILE` as at start, or
+    /// Where every proxy of the service writes its access log (`--access-log FILE` as at start, or
     /// standard output).
     var accessLog = STDOUT_FILENO
+    /// Whether ``stop(grace:)`` has begun.
+    var stopped = false
 
-    private init(settings: ServiceSettings, trusted: TrustedResolver) {
-        self.settings = settings
+    private init(configuration: ServiceConfiguration, trusted: TrustedResolver, log: ServiceLog) {
+        self.configuration = configuration
+        self.log = log
         upstream = UpstreamSwitch(trusted)
-        cache = CachingResolver(upstream: upstream, cache: settings.cacheOptions.makeCache(refreshAhead: true))
+        cache = CachingResolver(upstream: upstream, cache: configuration.cacheOptions.makeCache(refreshAhead: true))
         status = ServiceStatus(cache: cache, upstream: upstream,
                                snapshot: ServiceStatus.Snapshot(responder: nil, dnsListeners: [], proxy: nil, reloads: 0))
-        counters = settings.metrics.counters(dns: settings.dns != nil, proxy: settings.proxyOptions != nil)
+        counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil)
     }
 
-    /// Runs the service `settings` describe until SIGINT or SIGTERM, reloading on SIGHUP with the settings
-    /// `reparse` reads (the command line and configuration file, parsed anew).
+    /// Starts the service `configuration` describes: sets up the trusted resolver (its bootstrap
+    /// lookups), opens the access log, starts the watch, loads the cache file, pre-resolves, and starts
+    /// the listeners, saying in `log` where each listens. Runs until ``stop(grace:)``.
     ///
-    /// - Returns: 0 after a clean stop, 1 when a listener cannot be set up, 3 when the trusted resolver
-    ///   or the watched local resolver cannot.
-    static func run(_ settings: ServiceSettings,
-                    reparse: @escaping @Sendable () throws(UsageError) -> ServiceSettings) async -> ExitStatus {
-        // First: from here on SIGHUP asks for a reload instead of ending the process.
-        let requests = ReloadSignal.requests()
-        settings.log.apply()
+    /// - Parameter log: Where the diagnostics go (standard error by default); its level and format
+    ///   become the configuration's.
+    /// - Throws: ``ServiceError`` when something cannot start; what had started is stopped again.
+    public static func start(_ configuration: ServiceConfiguration, log: ServiceLog = ServiceLog()) async throws(ServiceError)
+        -> Service
+    {
+        configuration.log.apply(to: log)
         let trusted: TrustedResolver
         do throws(ResolutionError) {
-            trusted = try await TrustedOptions.makeResolver(settings.resolverConfiguration)
+            trusted = try await TrustedOptions.makeResolver(configuration.resolverConfiguration, log: log)
         } catch {
-            Console.error("hostpin: \(error)")
-            return .upstreamFailure
+            throw .upstreams(error)
         }
-        let service = Service(settings: settings, trusted: trusted)
-        if let failure = await service.start() { return failure }
-        let reloader = Task {
-            for await _ in requests { await service.reload(reparse) }
-        }
-        await StopSignal.wait()
-        reloader.cancel()
-        await reloader.value
-        await service.stop()
-        return .success
+        let service = Service(configuration: configuration, trusted: trusted, log: log)
+        try await service.start()
+        return service
     }
 
-    /// Loads the cache file, pre-resolves, and starts the listeners, printing where each listens.
+    /// Loads the cache file, pre-resolves, and starts the listeners, saying where each listens.
     ///
-    /// - Returns: The exit status when something could not start (everything started is stopped), else `nil`.
-    private func start() async -> ExitStatus? {
+    /// - Throws: What could not start (everything started is stopped).
+    private func start() async throws(ServiceError) {
+        let settings = configuration
         switch settings.log.openAccessLog() {
         case .success(let descriptor): accessLog = descriptor
-        case .failure(let error):
-            Console.error("hostpin: \(error)")
-            return .notFound
+        case .failure(let error): throw .accessLog(error)
         }
         if let watch = settings.watch {
             do throws(ResolutionError) {
-                watcher = try watch.start(trusted: upstream)
+                watcher = try watch.start(trusted: upstream, log: log)
             } catch {
-                Console.error("hostpin: the local resolver to watch: \(error)")
-                return .upstreamFailure
+                throw .watch(error)
             }
         }
         keeper = await settings.cacheOptions.start(cache, family: settings.dns == nil ? settings.family : .v4,
-                                                   periodicSaving: true)
+                                                   periodicSaving: true, log: log)
         if settings.dns != nil {
             // DNS clients ask for A and AAAA apart, and the cache keeps each family apart: both are
             // pre-resolved (the one line about it counts the first), and the proxy's family when it runs.
@@ -115,28 +118,22 @@ actor Service {
             let responder = DNSResponder(resolver: cache, rules: settings.rules, forwarder: upstream,
                                          blockedAnswer: dns.blockedAnswer, watch: watcher, metrics: counters.dns)
             self.responder = responder
-            switch await Self.startDNS(dns.listenAddresses, dns, responder) {
+            switch await startDNS(dns.listenAddresses, dns, responder) {
             case .success(let servers): dnsServers = servers
             case .failure(let error):
-                Console.error("hostpin: \(error)")
-                if case .bind = error {
-                    Console.error("hostpin: choose another address with --dns-listen IP:PORT: any address of 127.0.0.0/8 "
-                                  + "will do (127.0.0.53:53), or a port above 1023 (127.0.0.1:5300)")
-                }
                 await keeper?.finish()
                 await watcher?.stop()
-                return .notFound
+                throw .dnsListen(error)
             }
         }
         if let options = settings.proxyOptions {
             switch startProxy(options, settings) {
             case .success(let started): proxy = started
             case .failure(let error):
-                Console.error("hostpin: \(error)")
                 for (_, server) in dnsServers { await server.stop() }
                 await keeper?.finish()
                 await watcher?.stop()
-                return .notFound
+                throw .proxyListen(error)
             }
         }
         if settings.metrics.listenAddress != nil {
@@ -146,12 +143,11 @@ actor Service {
             switch startEndpoint(settings.metrics) {
             case .success(let started): endpoint = started
             case .failure(let error):
-                Console.error("hostpin: --metrics-listen: \(error)")
                 await proxy?.proxy.stop()
                 for (_, server) in dnsServers { await server.stop() }
                 await keeper?.finish()
                 await watcher?.stop()
-                return .notFound
+                throw .metricsListen(error)
             }
         }
         publishStatus()
@@ -159,43 +155,50 @@ actor Service {
             switch startControl(path) {
             case .success(let server): control = server
             case .failure(let error):
-                Console.error("hostpin: \(error)")
                 await endpoint?.stop()
                 await proxy?.retire()
                 for (_, server) in dnsServers { await server.stop() }
                 await keeper?.finish()
                 await watcher?.stop()
-                return .notFound
+                throw .control(error)
             }
         }
-        return nil
     }
 
-    /// Stops every listener (the proxy with its grace period; the metrics endpoint says it is stopping
-    /// until then), writes the cache file once more, and says what the watch counted.
-    private func stop() async {
+    /// Stops every listener (the proxy with its grace period, the configuration's when `grace` is `nil`;
+    /// the metrics endpoint says it is stopping until then), writes the cache file once more, and says
+    /// what the watch counted. A second call does nothing.
+    public func stop(grace: Duration? = nil) async {
+        guard !stopped else { return }
+        stopped = true
         metrics?.markStopping()
         await control?.stop()
-        await proxy?.stop()
+        await proxy?.stop(grace: grace, log: log)
         for (_, server) in dnsServers { await server.stop() }
         await endpoint?.stop()
         await keeper?.finish()
-        if let watcher, let watch = settings.watch {
+        if let watcher, let watch = configuration.watch {
             await watcher.stop()
-            Console.log(.info, WatchOptions.summary(watcher.statistics, server: watch.server))
+            log.log(.info, WatchOptions.summary(watcher.statistics, server: watch.server))
         }
+    }
+
+    /// Cuts the proxy's requests and tunnels still in flight at once (a second SIGINT or SIGTERM while
+    /// ``stop(grace:)`` waits for them).
+    public func cutTransfers() async {
+        await proxy?.proxy.stop(grace: .zero)
     }
 
     /// Starts one DNS server per address, printing where each listens; on a failure, stops those already
     /// started.
-    static func startDNS(_ addresses: [SocketAddress], _ dns: ServiceSettings.DNS, _ responder: DNSResponder) async
+    func startDNS(_ addresses: [SocketAddress], _ dns: ServiceConfiguration.DNS, _ responder: DNSResponder) async
         -> Result<[(address: SocketAddress, server: DNSServer)], DNSServerError>
     {
         var servers: [(address: SocketAddress, server: DNSServer)] = []
         for address in addresses {
             let server = DNSServer(configuration: dns.configuration(for: address), responder: responder)
             do throws(DNSServerError) {
-                for bound in try server.start() { Console.log(.info, "listening on \(bound) (DNS over UDP and TCP)") }
+                for bound in try server.start() { log.log(.info, "listening on \(bound) (DNS over UDP and TCP)") }
                 servers.append((address, server))
             } catch {
                 for (_, started) in servers { await started.stop() }
@@ -207,13 +210,13 @@ actor Service {
 
     /// Starts the control socket's server at `path`, printing where it listens.
     func startControl(_ path: String) -> Result<ControlServer, ControlSocketError> {
-        let status = status
+        let (status, log) = (status, log)
         do throws(ControlSocketError) {
             let server = try ControlServer(path: path) { request in
-                Console.log(.debug, "control: \(request)")
+                log.log(.debug, "control: \(request)")
                 return status.answer(request)
             }
-            Console.log(.info, "listening on \(path) (control)")
+            log.log(.info, "listening on \(path) (control)")
             return .success(server)
         } catch {
             return .failure(error)
@@ -224,7 +227,9 @@ actor Service {
     func startEndpoint(_ options: MetricsOptions) -> Result<MetricsEndpoint?, ListenError> {
         guard let metrics else { return .success(nil) }
         do throws(ListenError) {
-            return .success(try options.start(metrics))
+            let started = try options.start(metrics, log: log)
+            endpointAddress = started?.address
+            return .success(started?.endpoint)
         } catch {
             return .failure(error)
         }
@@ -238,11 +243,11 @@ actor Service {
     }
 
     /// Starts the proxy `options` describe on the cache, printing where it listens.
-    func startProxy(_ options: ProxyOptions, _ settings: ServiceSettings) -> Result<RunningProxy, ListenError> {
+    func startProxy(_ options: ProxyOptions, _ settings: ServiceConfiguration) -> Result<RunningProxy, ListenError> {
         do throws(ListenError) {
             let started = try options.start(resolver: FamilyResolver(inner: cache, family: settings.family),
                                             metrics: counters.proxy, accessLog: accessLog)
-            Console.log(.info, "listening on \(started.address)" + (settings.dns == nil ? "" : " (HTTP proxy)"))
+            log.log(.info, "listening on \(started.address)" + (settings.dns == nil ? "" : " (HTTP proxy)"))
             return .success(started)
         } catch {
             return .failure(error)
@@ -253,7 +258,7 @@ actor Service {
 extension RunningProxy {
     /// Stops a proxy a reload replaced: its requests and tunnels in flight get the grace period, then
     /// its access log is flushed. Quietly: the service goes on.
-    func retire() async {
+    package func retire() async {
         await proxy.stop(grace: grace)
         _ = await accessLog.finish(within: .seconds(2))
     }

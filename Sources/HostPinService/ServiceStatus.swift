@@ -5,37 +5,37 @@ import Synchronization
 /// What the control socket's thread reads and does to a running ``Service``: the parts that live as long
 /// as the process (the cache, the upstream switch, the start), and a snapshot of the rest, which the
 /// service replaces when a reload changes it.
-final class ServiceStatus: Sendable {
+package final class ServiceStatus: Sendable {
     /// What a reload may change.
-    struct Snapshot: Sendable {
+    package struct Snapshot: Sendable {
         /// The stub's responder, whose forwarded replies a flush drops; `nil` for `proxy`.
-        var responder: DNSResponder?
+        package var responder: DNSResponder?
         /// The DNS listeners' addresses, as bound.
-        var dnsListeners: [String]
+        package var dnsListeners: [String]
         /// The proxy's address, as bound.
-        var proxy: String?
+        package var proxy: String?
         /// Reloads applied since the start.
-        var reloads: Int
+        package var reloads: Int
     }
 
-    let cache: CachingResolver
-    let upstream: UpstreamSwitch
+    package let cache: CachingResolver
+    package let upstream: UpstreamSwitch
     private let started = ContinuousClock.now
     private let snapshot: Mutex<Snapshot>
 
-    init(cache: CachingResolver, upstream: UpstreamSwitch, snapshot: Snapshot) {
+    package init(cache: CachingResolver, upstream: UpstreamSwitch, snapshot: Snapshot) {
         self.cache = cache
         self.upstream = upstream
         self.snapshot = Mutex(snapshot)
     }
 
     /// Replaces the snapshot (at start, and after each reload).
-    func update(_ new: Snapshot) {
+    package func update(_ new: Snapshot) {
         snapshot.withLock { $0 = new }
     }
 
     /// The reply to `request` (README.md, "Control socket").
-    func answer(_ request: ControlRequest) -> JSONValue {
+    package func answer(_ request: ControlRequest) -> JSONValue {
         let snapshot = snapshot.withLock { $0 }
         switch request {
         case .flush(let name):

@@ -7,31 +7,31 @@ import Synchronization
 /// resolution or forwarded query asks the resolver in force when it starts, to its end — so queries in
 /// flight finish on the old upstreams, whose transports (threads, connections) close once the last of
 /// them is done and nothing refers to the old resolver any more.
-final class UpstreamSwitch: HostResolver, DNSForwarder {
+package final class UpstreamSwitch: HostResolver, DNSForwarder {
     /// Guards the resolver in force.
     private let resolver: Mutex<TrustedResolver>
 
-    init(_ resolver: TrustedResolver) {
+    package init(_ resolver: TrustedResolver) {
         self.resolver = Mutex(resolver)
     }
 
     /// The resolver in force.
-    var current: TrustedResolver { resolver.withLock { $0 } }
+    package var current: TrustedResolver { resolver.withLock { $0 } }
 
     /// Puts `resolver` in force for every resolution that starts from now on.
-    func replace(with resolver: TrustedResolver) {
+    package func replace(with resolver: TrustedResolver) {
         self.resolver.withLock { $0 = resolver }
     }
 
-    func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
+    package func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await current.resolve(name, family: family)
     }
 
-    func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome {
+    package func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome {
         try await current.resolveDetailed(name, family: family)
     }
 
-    func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
+    package func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
         try await current.forward(question)
     }
 }

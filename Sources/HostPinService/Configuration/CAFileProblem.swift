@@ -5,17 +5,17 @@ import Foundation
 /// made, where HostPin would report it as a failing upstream or an untrusted certificate. Checked while
 /// the command line is parsed, for every command. Other kinds of file (a FIFO such as `<(cat ca.pem)`,
 /// a device) are left to libcurl, which must read them itself.
-struct CAFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
+package struct CAFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file as named on the command line.
-    let path: String
+    package let path: String
     /// Why it cannot be used.
-    let reason: String
+    package let reason: String
 
     /// The PEM marker every certificate in a CA file begins with.
-    static let certificateMarker = Data("-----BEGIN CERTIFICATE-----".utf8)
+    package static let certificateMarker = Data("-----BEGIN CERTIFICATE-----".utf8)
 
     /// The problem with `path`, or `nil` when it holds a PEM certificate or is not a regular file.
-    init?(checking path: String) {
+    package init?(checking path: String) {
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         let contents: Data
@@ -24,18 +24,18 @@ struct CAFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
             defer { try? handle.close() }
             contents = try handle.readToEnd() ?? Data()
         } catch {
-            self.init(path: path, reason: "it cannot be read: \(FetchRequest.reason(error))")
+            self.init(path: path, reason: "it cannot be read: \(FileAccess.reason(error))")
             return
         }
         guard contents.range(of: Self.certificateMarker) == nil else { return nil }
         self.init(path: path, reason: "it holds no PEM certificate (no -----BEGIN CERTIFICATE----- line)")
     }
 
-    init(path: String, reason: String) {
+    package init(path: String, reason: String) {
         self.path = path
         self.reason = reason
     }
 
     /// The sentence, without a final period: `problem with the CA certificate file FILE: REASON`.
-    var description: String { "problem with the CA certificate file \(path): \(reason)" }
+    package var description: String { "problem with the CA certificate file \(path): \(reason)" }
 }

@@ -4,8 +4,8 @@ import HostPinNet
 /// The checks across keys, made once each key is valid on its own: bootstrap and pin names against the
 /// upstreams' names, encrypted upstreams that nothing can find, listening addresses against
 /// `listeners.allowRemote`, the TTL clamps' order.
-enum ConfigChecks {
-    static func run(on values: [String: ConfigValue], _ reader: inout ConfigReader) {
+package enum ConfigChecks {
+    package static func run(on values: [String: ConfigValue], _ reader: inout ConfigReader) {
         func texts(_ path: String) -> [String] {
             if case .values(let texts)? = values[path] { texts } else { [] }
         }

@@ -1,7 +1,7 @@
 import HostPin
 
 /// Why a configuration file cannot be used. Nothing of a bad file is used: any problem refuses it whole.
-enum ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file itself cannot be read.
     case file(path: String, FileProblem)
     /// The file is empty (or only white space).
@@ -12,7 +12,7 @@ enum ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalid(path: String, problems: [ConfigProblem])
 
     /// One line per problem, each naming the file: `FILE: key.path: reason`.
-    var lines: [String] {
+    package var lines: [String] {
         switch self {
         case .file(let path, let problem): ["cannot use the configuration file \(path): \(problem)"]
         case .empty(let path): ["\(path) is empty: a configuration file is a JSON object ({} for every default)"]
@@ -21,5 +21,5 @@ enum ConfigError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    var description: String { lines.joined(separator: "; ") }
+    package var description: String { lines.joined(separator: "; ") }
 }

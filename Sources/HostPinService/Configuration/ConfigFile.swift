@@ -5,22 +5,22 @@ import HostPinNet
 /// A configuration file (`--config FILE`, `hostpin check-config FILE`; README.md, "Configuration file"),
 /// read and validated whole: JSON, one object with the sections of ``ConfigSchema``, the same rules as a
 /// rules file under `rules`. Every problem is reported at its key path; unknown keys are problems.
-struct ConfigFile: Sendable {
+package struct ConfigFile: Sendable {
     /// The largest configuration file read (as for a rules file: it may embed rules).
-    static let fileLimit = Rules.fileLimit
+    package static let fileLimit = Rules.fileLimit
 
     /// The file's path as given.
-    let path: String
+    package let path: String
     /// Each key the file gives, by key path, read.
-    let values: [String: ConfigValue]
+    package let values: [String: ConfigValue]
     /// Each key's JSON as the file gives it, by key path (what `check-config` prints).
-    let json: [String: JSONValue]
+    package let json: [String: JSONValue]
 
     /// Reads and validates the file at `path`. Relative paths in it (`upstreams.caFile`, `cache.file`,
     /// rules' `respond` files) are read from its folder.
     ///
     /// - Throws: ``ConfigError`` with every problem found; nothing of a bad file is used.
-    static func load(_ path: String) throws(ConfigError) -> ConfigFile {
+    package static func load(_ path: String) throws(ConfigError) -> ConfigFile {
         let data: Data
         do throws(FileProblem) {
             data = try BoundedFile.contents(of: path, limit: fileLimit)
@@ -59,7 +59,7 @@ struct ConfigFile: Sendable {
 
     /// The option values the file gives `command` (`serve`, `proxy`, …): those of the keys whose option
     /// it takes.
-    func defaults(for command: String) -> OptionDefaults {
+    package func defaults(for command: String) -> OptionDefaults {
         var defaults = OptionDefaults()
         for key in ConfigSchema.keys where key.commands.contains(command) {
             switch values[key.path] {
@@ -75,7 +75,7 @@ struct ConfigFile: Sendable {
 
     /// Every key with the value in force — the file's, else the default — as one JSON object with the
     /// file's sections.
-    var effective: JSONValue {
+    package var effective: JSONValue {
         var top: [String: JSONValue] = [:]
         for key in ConfigSchema.keys {
             var value = json[key.path] ?? key.defaultValue

@@ -1,9 +1,9 @@
 /// `--config FILE` (`lookup`, `fetch`, `proxy`, `serve`, `ctl`): a configuration file (README.md,
 /// "Configuration file") read and validated whole while the command line is parsed, whose values stand in
 /// for every option the command line does not give.
-enum ConfigOption {
+package enum ConfigOption {
     /// The option's help lines, for a help text whose option column is `width` wide.
-    static func helpLines(width: Int) -> String {
+    package static func helpLines(width: Int) -> String {
         let indent = String(repeating: " ", count: width + 2)
         return "  " + "--config FILE".padding(toLength: width, withPad: " ", startingAt: 0)
             + "Take each option not given here from FILE (JSON; see README.md,\n"
@@ -17,7 +17,7 @@ enum ConfigOption {
     /// - Returns: The file's path, or `nil` without `--config`.
     /// - Throws: ``UsageError/config(_:)`` with every problem of the file.
     @discardableResult
-    static func apply(to parser: inout OptionParser, command: String) throws(UsageError) -> String? {
+    package static func apply(to parser: inout OptionParser, command: String) throws(UsageError) -> String? {
         guard let path = try parser.values("--config", { $0 }).last else { return nil }
         do throws(ConfigError) {
             parser.use(try ConfigFile.load(path).defaults(for: command))

@@ -2,22 +2,22 @@ import HostPin
 
 /// One thing wrong in a configuration file (`--config`, `check-config`), at its key path
 /// (`upstreams.servers[1]`, `cache.maxStale`, `rules[3].to`).
-struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
+package struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
     /// Where the problem is.
-    let keyPath: String
+    package let keyPath: String
     /// What is wrong there.
-    let reason: Reason
+    package let reason: Reason
 
-    init(_ keyPath: String, _ reason: Reason) {
+    package init(_ keyPath: String, _ reason: Reason) {
         self.keyPath = keyPath
         self.reason = reason
     }
 
     /// `cache.maxStale: '-1' is not a whole number of seconds from 0 to 31536000`.
-    var description: String { "\(keyPath): \(reason)" }
+    package var description: String { "\(keyPath): \(reason)" }
 
     /// What is wrong at a key path. Closed: each case is a sentence written once, here.
-    enum Reason: Sendable, Hashable, CustomStringConvertible {
+    package enum Reason: Sendable, Hashable, CustomStringConvertible {
         /// The value has the wrong JSON type: `expected` is "a string", `found` "a number".
         case wrongType(expected: String, found: String)
         /// A key the object does not take; `allowed` lists the keys it does.
@@ -59,7 +59,7 @@ struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
         /// A problem in the embedded rules (the key path is the rule's).
         case rule(RuleProblem.Reason)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .wrongType(let expected, let found): "must be \(expected), not \(found)"
             case .unknownKey(let allowed): "unknown key (this object takes " + allowed.joined(separator: ", ") + ")"

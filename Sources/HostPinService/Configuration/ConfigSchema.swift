@@ -4,7 +4,7 @@ import HostPinDNS
 import HostPinNet
 
 /// What one key of a configuration file holds once read.
-enum ConfigValue: Sendable {
+package enum ConfigValue: Sendable {
     /// The values of the key's option, as the command line writes them.
     case values([String])
     /// A flag (`listeners.allowRemote`): on or off.
@@ -22,34 +22,34 @@ enum ConfigValue: Sendable {
 /// A configuration file is the command line written down: every key is an option, so each subcommand
 /// parses and validates it exactly as the option, and an option given on the command line replaces the
 /// file's value (all of it, for a repeatable one). A subcommand ignores the keys it has no option for.
-struct ConfigKey: Sendable {
+package struct ConfigKey: Sendable {
     /// `cache.maxStale`.
-    let path: String
+    package let path: String
     /// The option the key stands for; `nil` for `rules` and `cache.preresolve`, which no option
     /// writes the same way (`--rules FILE`, `--preresolve FILE` replace them).
-    let option: String?
+    package let option: String?
     /// The subcommands that take the option.
-    let commands: Set<String>
+    package let commands: Set<String>
     /// The value in force when the key is absent, as JSON (`null`: none).
-    let defaultValue: JSONValue
+    package let defaultValue: JSONValue
     /// Whether the value is a path, which `check-config` prints as the process opens it (relative ones
     /// are read from the configuration file's folder).
-    var isPath = false
+    package var isPath = false
     /// Reads the key's JSON at its key path; `nil` when it has a problem (recorded in the reader).
-    let read: @Sendable (JSONValue, String, inout ConfigReader) -> ConfigValue?
+    package let read: @Sendable (JSONValue, String, inout ConfigReader) -> ConfigValue?
 }
 
 /// Every key of the configuration file, in the order README.md documents them.
-enum ConfigSchema {
+package enum ConfigSchema {
     private static let resolving: Set<String> = ["lookup", "fetch", "proxy", "serve"]
     private static let caching: Set<String> = ["lookup", "proxy", "serve"]
     private static let running: Set<String> = ["proxy", "serve"]
 
     /// The sections of the top-level object, and the top-level keys that are not sections.
-    static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log"]
-    static let topLevel = sections + ["rules"]
+    package static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log"]
+    package static let topLevel = sections + ["rules"]
 
-    static let keys: [ConfigKey] = [
+    package static let keys: [ConfigKey] = [
         ConfigKey(path: "upstreams.servers", option: "--server", commands: resolving,
                   defaultValue: .array(UpstreamSelection.publicDefaults.map { .string($0.description) })) { value, path, reader in
             guard let texts = reader.strings(value, path, of: "upstreams") else { return nil }
@@ -148,7 +148,7 @@ enum ConfigSchema {
             return valid ? .names(names) : nil
         },
         ConfigKey(path: "listeners.dns", option: "--dns-listen", commands: ["serve"],
-                  defaultValue: .array([.string(ServeCommand.defaultDNSListen)])) { value, path, reader in
+                  defaultValue: .array([.string(ServiceConfiguration.DNS.defaultListen)])) { value, path, reader in
             guard let texts = reader.strings(value, path, of: "IP:PORT addresses") else { return nil }
             var valid = true
             for (index, text) in texts.enumerated() where SocketAddress(text) == nil {

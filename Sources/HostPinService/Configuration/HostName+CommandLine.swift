@@ -3,7 +3,7 @@ import HostPin
 extension HostName {
     /// Parses a host name typed on the command line; an invalid one is a usage error with the reason
     /// (README.md, "Exit codes"), found before any query is sent.
-    static func commandLineArgument(_ text: String) throws(UsageError) -> HostName {
+    package static func commandLineArgument(_ text: String) throws(UsageError) -> HostName {
         do throws(ResolutionError) {
             return try HostName.parse(text)
         } catch {

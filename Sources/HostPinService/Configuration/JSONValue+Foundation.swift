@@ -3,7 +3,7 @@ import HostPin
 
 extension JSONValue {
     /// The value as JSON text, keys sorted; whole numbers without a fraction.
-    func jsonData(pretty: Bool = false) -> Data {
+    package func jsonData(pretty: Bool = false) -> Data {
         var options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]
         if pretty { options.insert(.prettyPrinted) }
         // A tree of Foundation values built here from JSON values: serialising it cannot fail.

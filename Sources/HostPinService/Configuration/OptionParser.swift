@@ -9,9 +9,9 @@ import HostPin
 ///
 /// Options the command line does not give take the values of a configuration file, when one is in use
 /// (``use(_:)``): each option once, as if written before the command line.
-struct OptionParser: Sendable {
+package struct OptionParser: Sendable {
     /// The arguments as given, for parsing them again (a reload reads the configuration file anew).
-    let commandLine: [String]
+    package let commandLine: [String]
     /// Arguments before `--` not yet claimed.
     private var arguments: [String]
     /// Arguments after `--`: positional whatever they look like.
@@ -19,10 +19,10 @@ struct OptionParser: Sendable {
     /// The configuration file's values not yet claimed.
     private var defaults = OptionDefaults()
     /// The options found on the command line (not in the configuration file) so far.
-    private(set) var given: Set<String> = []
+    package private(set) var given: Set<String> = []
 
     /// Prepares `arguments` (without the program and subcommand names) for parsing.
-    init(_ arguments: [String]) {
+    package init(_ arguments: [String]) {
         commandLine = arguments
         if let end = arguments.firstIndex(of: "--") {
             self.arguments = Array(arguments[..<end])
@@ -34,31 +34,31 @@ struct OptionParser: Sendable {
     }
 
     /// From now on, an option the command line does not give takes its value from `defaults`.
-    mutating func use(_ defaults: OptionDefaults) {
+    package mutating func use(_ defaults: OptionDefaults) {
         self.defaults = defaults
     }
 
     /// The configuration file's rules, once; `nil` without them.
-    mutating func takeDefaultRules() -> Rules? {
+    package mutating func takeDefaultRules() -> Rules? {
         defer { defaults.rules = nil }
         return defaults.rules
     }
 
     /// The configuration file's pre-resolve names, once; `nil` without them.
-    mutating func takeDefaultPreresolve() -> [HostName]? {
+    package mutating func takeDefaultPreresolve() -> [HostName]? {
         defer { defaults.preresolve = nil }
         return defaults.preresolve
     }
 
     /// Whether any of `names` appears before `--` (used for `-h`/`--help`, which wins over everything).
-    func contains(anyOf names: String...) -> Bool {
+    package func contains(anyOf names: String...) -> Bool {
         arguments.contains { names.contains($0) }
     }
 
     /// Removes every `name` and reports whether there was one, or the configuration file turns it on.
     ///
     /// - Throws: ``UsageError/flagTakesNoValue(flag:)`` for `name=value`.
-    mutating func flag(_ name: String) throws(UsageError) -> Bool {
+    package mutating func flag(_ name: String) throws(UsageError) -> Bool {
         if arguments.contains(where: { $0.hasPrefix(name + "=") }) { throw .flagTakesNoValue(flag: name) }
         let before = arguments.count
         arguments.removeAll { $0 == name }
@@ -73,7 +73,7 @@ struct OptionParser: Sendable {
     ///
     /// - Throws: ``UsageError/missingValue(option:)`` when `name` is last or followed by another long
     ///   option (`--server --json` is a forgotten value, not a server called `--json`); what `convert` throws.
-    mutating func values<Value>(_ name: String, _ convert: (String) throws(UsageError) -> Value)
+    package mutating func values<Value>(_ name: String, _ convert: (String) throws(UsageError) -> Value)
         throws(UsageError) -> [Value]
     {
         var values: [Value] = []
@@ -106,7 +106,7 @@ struct OptionParser: Sendable {
     /// value or `nil`, in command-line order: `--opt=value`, `--opt value` when the next argument does
     /// not start with `-` (so only for commands without positional arguments), else `--opt` alone.
     /// Without one, the configuration file's: its value, or `[nil]` when it turns the option on alone.
-    mutating func optionalValues(_ name: String) -> [String?] {
+    package mutating func optionalValues(_ name: String) -> [String?] {
         var values: [String?] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -139,7 +139,7 @@ struct OptionParser: Sendable {
     }
 
     /// Whether option or flag `name` appears before `--`, alone or as `name=value`.
-    func mentions(_ name: String) -> Bool {
+    package func mentions(_ name: String) -> Bool {
         arguments.contains { $0 == name || $0.hasPrefix(name + "=") }
     }
 
@@ -149,7 +149,7 @@ struct OptionParser: Sendable {
     /// form; a short one (`-d`) always takes the next argument, as curl's do.
     ///
     /// - Throws: ``UsageError/missingValue(option:)`` as ``values(_:_:)`` does.
-    mutating func values(anyOf names: [String]) throws(UsageError) -> [(name: String, value: String)] {
+    package mutating func values(anyOf names: [String]) throws(UsageError) -> [(name: String, value: String)] {
         var found: [(name: String, value: String)] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -175,7 +175,7 @@ struct OptionParser: Sendable {
     /// and reports whether there was one.
     ///
     /// - Throws: ``UsageError/flagTakesNoValue(flag:)`` for `name=value`.
-    mutating func flag(anyOf names: String...) throws(UsageError) -> Bool {
+    package mutating func flag(anyOf names: String...) throws(UsageError) -> Bool {
         var found = false
         for name in names {
             if try flag(name) { found = true }
@@ -185,7 +185,7 @@ struct OptionParser: Sendable {
 
     /// A repeatable option whose values are `LosslessStringConvertible`; `expected` completes
     /// "'x' is not …" in the error.
-    mutating func values<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
+    package mutating func values<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
         throws(UsageError) -> [Value]
     {
         try values(name) { text throws(UsageError) in
@@ -195,7 +195,7 @@ struct OptionParser: Sendable {
     }
 
     /// A single-valued option: the last value given, or `nil`.
-    mutating func value<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
+    package mutating func value<Value: LosslessStringConvertible>(_ name: String, as type: Value.Type, expected: String)
         throws(UsageError) -> Value?
     {
         try values(name, as: type, expected: expected).last
@@ -203,7 +203,7 @@ struct OptionParser: Sendable {
 
     /// Removes and returns the positional arguments: those before `--` that do not start with `-`
     /// (a lone `-` counts as positional), then all after `--`.
-    mutating func positionals() -> [String] {
+    package mutating func positionals() -> [String] {
         let isPositional = { (argument: String) in argument == "-" || !argument.hasPrefix("-") }
         let taken = arguments.filter(isPositional)
         arguments.removeAll(where: isPositional)
@@ -215,7 +215,7 @@ struct OptionParser: Sendable {
     ///
     /// - Throws: ``UsageError/unknownOption(_:)`` for a leftover starting with `-`, else
     ///   ``UsageError/unexpectedArgument(_:)``.
-    func finish() throws(UsageError) {
+    package func finish() throws(UsageError) {
         if let option = arguments.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
             throw .unknownOption(option.split(separator: "=", maxSplits: 1).first.map(String.init) ?? option)
         }

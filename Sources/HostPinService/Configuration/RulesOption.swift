@@ -3,9 +3,9 @@ import HostPin
 
 /// `--rules FILE`: interception rules (README.md, "Rules"), loaded while the command line is parsed,
 /// so a bad file stops the command before anything is sent, as a usage error listing every problem.
-enum RulesOption {
+package enum RulesOption {
     /// The option's help lines.
-    static let helpLines = """
+    package static let helpLines = """
           --rules FILE         Apply the interception rules in FILE (JSON; see README.md, "Rules"): pin
                                names to addresses, redirect, answer from local files, block, edit
                                header fields, or pass hosts to the system. A bad file is a usage error
@@ -16,7 +16,7 @@ enum RulesOption {
     ///
     /// - Throws: ``UsageError/unreadableFile(option:path:reason:)`` when the file cannot be used,
     ///   ``UsageError/invalidValue(option:reason:)`` with every problem when its contents are wrong.
-    static func parse(_ parser: inout OptionParser) throws(UsageError) -> Rules {
+    package static func parse(_ parser: inout OptionParser) throws(UsageError) -> Rules {
         guard let path = try parser.values("--rules", { text throws(UsageError) in text }).last else {
             return parser.takeDefaultRules() ?? Rules()
         }

@@ -4,11 +4,11 @@ import HostPin
 ///
 /// Printed to standard error as `hostpin: error: <sentence>` followed by a pointer to the help; the
 /// process then exits with ``ExitStatus/usage`` (2).
-enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No subcommand was given.
     case missingSubcommand
     /// The first argument names no subcommand.
-    case unknownSubcommand(String)
+    case unknownSubcommand(String, subcommands: [String])
     /// An argument starting with `-` that the command does not define.
     case unknownOption(String)
     /// An option that takes a value came last, or was followed by another option.
@@ -46,13 +46,12 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// and no plain upstream is listed to look it up through (the system resolver never is).
     case unbootstrapped(upstream: String, name: String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .missingSubcommand:
             "no subcommand was given."
-        case .unknownSubcommand(let name):
-            "unknown subcommand '\(name)'; the subcommands are "
-                + HostPinCommand.subcommands.map { $0.name }.joined(separator: ", ") + " and help."
+        case .unknownSubcommand(let name, let subcommands):
+            "unknown subcommand '\(name)'; the subcommands are " + subcommands.joined(separator: ", ") + " and help."
         case .unknownOption(let option):
             "unknown option '\(option)'."
         case .missingValue(let option):
@@ -95,7 +94,7 @@ enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The sentences to print, one line each: every problem of a configuration file, else the description.
-    var lines: [String] {
+    package var lines: [String] {
         if case .config(let error) = self { error.lines } else { [description] }
     }
 

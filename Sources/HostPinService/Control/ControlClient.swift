@@ -3,11 +3,11 @@ import HostPin
 
 /// `hostpin ctl`'s side of the control socket: one connection per request, one line each way. Blocking
 /// calls: run it on a thread of its own (``Blocking``).
-enum ControlClient {
+package enum ControlClient {
     /// How long the service may take to reply.
-    static let timeout = 5
+    package static let timeout = 5
     /// The longest reply read, in octets.
-    static let replyLimit = 1 << 20
+    package static let replyLimit = 1 << 20
 
     /// Whether `path` names a socket file (following symbolic links, as connect(2) does).
     private static func isSocket(_ path: String) -> Bool {
@@ -16,7 +16,7 @@ enum ControlClient {
     }
 
     /// Sends `request` to the socket at `path` and returns the reply's JSON object.
-    static func send(_ request: ControlRequest, to path: String) -> Result<[String: JSONValue], ControlSocketError> {
+    package static func send(_ request: ControlRequest, to path: String) -> Result<[String: JSONValue], ControlSocketError> {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(.system(path: path, call: "socket", reason: UnixSocketAddress.reason(errno))) }
         defer { close(descriptor) }

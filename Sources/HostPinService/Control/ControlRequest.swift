@@ -3,7 +3,7 @@ import HostPin
 
 /// One request on the control socket (README.md, "Control socket"): a line of JSON from `hostpin ctl`,
 /// answered by one line of JSON.
-enum ControlRequest: Sendable, Equatable {
+package enum ControlRequest: Sendable, Equatable {
     /// Drop every answer cached for the name (A, AAAA, both; positive or negative; forwarded replies too).
     case flush(HostName)
     /// Drop every answer cached.
@@ -14,10 +14,10 @@ enum ControlRequest: Sendable, Equatable {
     case upstreams
 
     /// The longest request line read, in octets.
-    static let lineLimit = 4096
+    package static let lineLimit = 4096
 
     /// The request as its line, without the newline: `{"command":"flush","name":"www.example.test"}`.
-    var line: String {
+    package var line: String {
         let fields: [String: JSONValue] = switch self {
         case .flush(let name): ["command": .string("flush"), "name": .string(name.text)]
         case .flushAll: ["command": .string("flush"), "all": .bool(true)]
@@ -28,13 +28,13 @@ enum ControlRequest: Sendable, Equatable {
     }
 
     /// Why a line is no request (sent back as the reply's `error`).
-    enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
         case notAnObject
         case noName
         case badName(String)
         case unknownCommand
 
-        var description: String {
+        package var description: String {
             switch self {
             case .notAnObject: "the request is not a JSON object"
             case .noName: "flush needs a name, or all: true"
@@ -45,7 +45,7 @@ enum ControlRequest: Sendable, Equatable {
     }
 
     /// Reads a request line.
-    static func parse(_ line: [UInt8]) -> Result<ControlRequest, Problem> {
+    package static func parse(_ line: [UInt8]) -> Result<ControlRequest, Problem> {
         guard case .object(let fields)? = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
             return .failure(.notAnObject)
         }

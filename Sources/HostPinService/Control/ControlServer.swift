@@ -7,12 +7,12 @@ import Synchronization
 /// served by a thread of its own (its calls block; never Swift's cooperative pool), one request per
 /// connection, one line of JSON each way. A peer whose user is neither the service's nor root is refused
 /// by the kernel's account of it (`SO_PEERCRED`), whatever the file's mode has become.
-final class ControlServer: Sendable {
+package final class ControlServer: Sendable {
     /// What answers a request: the reply's JSON object.
-    typealias Handler = @Sendable (ControlRequest) -> JSONValue
+    package typealias Handler = @Sendable (ControlRequest) -> JSONValue
 
     /// Where the socket is.
-    let path: String
+    package let path: String
     private let descriptor: Int32
     /// The socket file's inode, so that stopping removes only this socket's file.
     private let inode: UInt
@@ -22,7 +22,7 @@ final class ControlServer: Sendable {
     private let ended = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     /// How long one connection may take to send its request and read the reply.
-    static let connectionTimeout: Int = 2
+    package static let connectionTimeout: Int = 2
 
     /// Creates the socket at `path` and starts serving it with `handler`. A socket file left by a
     /// process that is gone (nothing listens on it) is replaced; a missing last folder is created
@@ -30,7 +30,7 @@ final class ControlServer: Sendable {
     ///
     /// - Throws: ``ControlSocketError``: something other than a socket at the path (left alone), a
     ///   socket another process serves, or a system call's failure.
-    init(path: String, handler: @escaping Handler) throws(ControlSocketError) {
+    package init(path: String, handler: @escaping Handler) throws(ControlSocketError) {
         self.path = path
         try Self.clear(path)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -71,7 +71,7 @@ final class ControlServer: Sendable {
     }
 
     /// Stops serving (a request being answered is finished first), closes the socket and removes its file.
-    func stop() async {
+    package func stop() async {
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
         await withCheckedContinuation { continuation in

@@ -1,5 +1,5 @@
 /// Why the control socket cannot be served or reached. Closed: each sentence written once, here.
-enum ControlSocketError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ControlSocketError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The path names something that is not a socket: it is left alone.
     case notASocket(path: String)
     /// Another process serves that socket.
@@ -17,7 +17,7 @@ enum ControlSocketError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The service answered nothing, or something that is not a reply.
     case badReply(path: String, reason: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .notASocket(let path): "\(path) exists and is not a socket; it is left alone: choose another path or remove it"
         case .inUse(let path): "another process serves the control socket \(path)"

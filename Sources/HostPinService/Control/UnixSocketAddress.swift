@@ -2,10 +2,10 @@ import Foundation
 
 /// A Unix socket address (`sockaddr_un`) for a path, for `bind(2)` and `connect(2)`: Foundation and
 /// HostPinNet speak IP only.
-enum UnixSocketAddress {
+package enum UnixSocketAddress {
     /// Calls `body` with the address of `path` (at most ``ControlSocketPath/maximumLength`` octets) and
     /// its length.
-    static func with<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    package static func with<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8.prefix(ControlSocketPath.maximumLength))
@@ -20,5 +20,5 @@ enum UnixSocketAddress {
     }
 
     /// The C library's sentence for `code`.
-    static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+    package static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
 }

@@ -19,21 +19,21 @@ import Musl
 /// remembered, later output is dropped, and ``finish(_:)`` turns it into exit status 1 with one sentence.
 /// Every line written to standard error is passed through ``escaped(_:)`` first: messages echo user
 /// input, which must not move the cursor, recolour the terminal or add lines.
-enum Console {
+package enum Console {
     /// How much buffered output is collected before it is written.
-    static let bufferCapacity = 64 * 1024
+    package static let bufferCapacity = 64 * 1024
     /// The longest buffered output waits before it is written, however little there is.
-    static let flushDelay = DispatchTimeInterval.milliseconds(50)
+    package static let flushDelay = DispatchTimeInterval.milliseconds(50)
 
     private struct Output {
         /// Why standard output could not be written, once it could not.
-        var failure: String?
+        package var failure: String?
         /// Whether output is buffered (``bufferOutput()``).
-        var buffering = false
+        package var buffering = false
         /// Output not yet written.
-        var buffer: [UInt8] = []
+        package var buffer: [UInt8] = []
         /// Whether a delayed flush is pending.
-        var flushScheduled = false
+        package var flushScheduled = false
     }
 
     private static let output = Mutex(Output())
@@ -47,7 +47,7 @@ enum Console {
     /// terminal would go into a DNS socket. A closed descriptor is filled with `/dev/null` opened the other
     /// way round (0 write-only, 1 and 2 read-only), so reading or writing it still fails with `EBADF`, as
     /// on the closed descriptor.
-    static func prepareStandardStreams() {
+    package static func prepareStandardStreams() {
         for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)]
         where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
             let placeholder = open("/dev/null", flags)
@@ -59,7 +59,7 @@ enum Console {
     }
 
     /// From now on, standard output is buffered (see ``Console``).
-    static func bufferOutput() {
+    package static func bufferOutput() {
         output.withLock { output in
             output.buffering = true
             output.buffer.reserveCapacity(bufferCapacity + 4096)
@@ -68,14 +68,14 @@ enum Console {
 
     /// Writes `line` and a newline to standard output; `false` once output has failed.
     @discardableResult
-    static func out(_ line: String) -> Bool {
+    package static func out(_ line: String) -> Bool {
         out(lines: [line])
     }
 
     /// Writes `lines`, each with a newline, to standard output in one piece (so concurrent callers do not
     /// interleave); `false` once output has failed.
     @discardableResult
-    static func out(lines: [String]) -> Bool {
+    package static func out(lines: [String]) -> Bool {
         guard !lines.isEmpty else { return !outputFailed }
         return out { bytes in
             for line in lines {
@@ -89,7 +89,7 @@ enum Console {
     /// standard output in one piece; `false` once output has failed. `body` runs under the output lock:
     /// it must only append.
     @discardableResult
-    static func out(appending body: (inout [UInt8]) -> Void) -> Bool {
+    package static func out(appending body: (inout [UInt8]) -> Void) -> Bool {
         let scheduleFlush = output.withLock { output -> Bool? in
             guard output.failure == nil else { return nil }
             guard output.buffering else {
@@ -120,12 +120,18 @@ enum Console {
     }
 
     /// Writes buffered output now.
-    static func flush() {
+    package static func flush() {
         output.withLock { flush(&$0) }
     }
 
+    /// Why a write to standard output failed, once one has (buffered output written first).
+    package static var outputFailure: String? {
+        flush()
+        return output.withLock { $0.failure }
+    }
+
     /// Whether a write to standard output has failed.
-    static var outputFailed: Bool {
+    package static var outputFailed: Bool {
         output.withLock { $0.failure != nil }
     }
 
@@ -144,27 +150,37 @@ enum Console {
 
     /// Writes `line`, escaped, and a newline to standard error (as a JSON line at level `error` under
     /// `--log-format json`). A failure there has nowhere to be reported and is ignored.
-    static func error(_ line: String) {
-        let format = logSettings.withLock { $0.format }
+    package static func error(_ line: String) {
+        let format = logSettings.format
         writeError(format.line(.error, line))
     }
 
     /// Writes the diagnostic `message` at `level` on standard error, in the format in force, unless the
     /// level in force leaves it out (``configureLog(level:format:)``; info and text by default).
-    static func log(_ level: LogLevel, _ message: String) {
-        let (threshold, format) = logSettings.withLock { ($0.level, $0.format) }
+    package static func log(_ level: LogLevel, _ message: String) {
+        let (threshold, format) = logSettings
         guard level <= threshold else { return }
         writeError(format.line(level, message))
     }
 
     /// Puts `level` and `format` in force for the diagnostics written from now on (`--log-level`,
     /// `--log-format`).
-    static func configureLog(level: LogLevel, format: LogFormat) {
-        logSettings.withLock { $0 = (level, format) }
+    package static func configureLog(level: LogLevel, format: LogFormat) {
+        logLevelAndFormat.withLock { $0 = (level, format) }
     }
 
     /// The diagnostics' level and format in force.
-    private static let logSettings = Mutex<(level: LogLevel, format: LogFormat)>((.info, .text))
+    private static let logLevelAndFormat = Mutex<(level: LogLevel, format: LogFormat)>((.info, .text))
+
+    /// The level and format ``log(_:_:)`` and ``error(_:)`` write with.
+    package static var logSettings: (level: LogLevel, format: LogFormat) {
+        logLevelAndFormat.withLock { $0 }
+    }
+
+    /// Writes `line`, already escaped or JSON, and a newline to standard error, in one piece.
+    package static func writeErrorLine(_ line: String) {
+        writeError(line)
+    }
 
     /// Writes `line`, already escaped or JSON, and a newline to standard error.
     private static func writeError(_ line: String) {
@@ -173,20 +189,11 @@ enum Console {
         errorLock.withLock { _ in _ = writeAll(bytes, to: 2) }
     }
 
-    /// The exit status once the command is done: `status`, unless standard output could not be written —
-    /// then one sentence on standard error and 1 (a command that failed otherwise keeps its own status).
-    static func finish(_ status: ExitStatus) -> ExitStatus {
-        flush()
-        guard let reason = output.withLock({ $0.failure }) else { return status }
-        error("hostpin: cannot write output: \(reason)")
-        return status == .success ? .transferFailed : status
-    }
-
     /// `text` with every scalar that could change how a terminal shows the message — C0 and C1 controls
     /// (escape sequences, line breaks, NUL), DEL, the line and paragraph separators and the bidirectional
     /// controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) — written as `\u{1B}`, so
     /// a message stays one visible line that shows what was typed.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {

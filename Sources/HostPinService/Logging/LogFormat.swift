@@ -2,7 +2,7 @@ import Foundation
 import HostPin
 
 /// How diagnostics are written on standard error (`--log-format`): one line per event either way.
-enum LogFormat: String, CaseIterable, Sendable {
+public enum LogFormat: String, CaseIterable, Sendable {
     /// The message itself (the default).
     case text
     /// JSON Lines: `{"level":"info","message":"listening on 127.0.0.1:53 (DNS over UDP and TCP)","time":"2026-12-01T10:40:00.123Z"}`,
@@ -10,7 +10,7 @@ enum LogFormat: String, CaseIterable, Sendable {
     case json
 
     /// `message` at `level` as one line of this format (without the newline).
-    func line(_ level: LogLevel, _ message: String, at date: Date = Date()) -> String {
+    public func line(_ level: LogLevel, _ message: String, at date: Date = Date()) -> String {
         switch self {
         case .text:
             return Console.escaped(message)

@@ -1,6 +1,6 @@
 /// How much a long-running command (`serve`, `proxy`) says on standard error (`--log-level`): each level
 /// includes the ones before it.
-enum LogLevel: String, CaseIterable, Comparable, Sendable {
+public enum LogLevel: String, CaseIterable, Comparable, Sendable {
     /// What stopped something: a listener that cannot start, a resolver that cannot be set up.
     case error
     /// What an operator should look at: a reload refused, a name found hijacked, a damaged cache file.
@@ -10,7 +10,7 @@ enum LogLevel: String, CaseIterable, Comparable, Sendable {
     /// Each control request besides.
     case debug
 
-    static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }

@@ -3,30 +3,37 @@ import HostPin
 /// The cache's clamps and size (`--min-ttl`, `--max-ttl`, `--max-negative-ttl`, and for the long-running
 /// commands `--cache-size` and `--refresh-ahead`; `lookup` takes its own `--cache-size`): the library's
 /// ``ResolutionCache/Limits`` and refresh-ahead, as options (and configuration keys under `cache`).
-struct CacheLimitOptions: Sendable, Equatable {
+public struct CacheLimitOptions: Sendable, Equatable {
     /// TTL clamps, negative TTL cap and entry limit, seconds and entries.
-    let limits: ResolutionCache.Limits
+    public var limits: ResolutionCache.Limits
     /// `--refresh-ahead`: the part of an entry's lifetime after which a use refreshes it; 0 or 1 turns
     /// refresh-ahead off.
-    let refreshAhead: Double
+    public var refreshAhead: Double
+
+    /// `limits` (the library's by default), refreshed ahead after `refreshAhead` of an entry's lifetime
+    /// (the library's 0.8 by default).
+    public init(limits: ResolutionCache.Limits = .init(), refreshAhead: Double = ResolutionCache.Policy().refreshAhead) {
+        self.limits = limits
+        self.refreshAhead = refreshAhead
+    }
 
     /// `--cache-size` when not given: the library's default entry limit.
-    static let defaultMaximumEntries = ResolutionCache.Limits().maximumEntries
+    package static let defaultMaximumEntries = ResolutionCache.Limits().maximumEntries
     /// The range `--cache-size` accepts (`lookup`'s too).
-    static let maximumEntriesRange = 0...10_000_000
+    package static let maximumEntriesRange = 0...10_000_000
     /// The range `--min-ttl` accepts: raising a TTL past a day is asking for stale answers.
-    static let minimumTTLRange: ClosedRange<UInt32> = 0...86_400
+    package static let minimumTTLRange: ClosedRange<UInt32> = 0...86_400
     /// The range `--max-ttl` accepts: at least a second (0 would cache nothing), at most a week.
-    static let maximumTTLRange: ClosedRange<UInt32> = 1...604_800
+    package static let maximumTTLRange: ClosedRange<UInt32> = 1...604_800
     /// The range `--max-negative-ttl` accepts.
-    static let maximumNegativeTTLRange: ClosedRange<UInt32> = 0...86_400
+    package static let maximumNegativeTTLRange: ClosedRange<UInt32> = 0...86_400
 
     /// Takes `--min-ttl`, `--max-ttl`, `--max-negative-ttl` and, when `longRunning`, `--cache-size` and
     /// `--refresh-ahead` from `parser`.
     ///
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a value out of range,
     ///   ``UsageError/conflict(_:)`` for `--min-ttl` above `--max-ttl`.
-    init(parsing parser: inout OptionParser, longRunning: Bool) throws(UsageError) {
+    package init(parsing parser: inout OptionParser, longRunning: Bool) throws(UsageError) {
         var limits = ResolutionCache.Limits()
         if longRunning, let entries = try parser.values("--cache-size", { text throws(UsageError) in
             guard let value = Int(text), Self.maximumEntriesRange.contains(value) else {
@@ -67,7 +74,7 @@ struct CacheLimitOptions: Sendable, Equatable {
 
     /// The help lines; `longRunning` adds `--cache-size` and `--refresh-ahead`. An option name as wide as
     /// `width` or wider has its text on the lines below it.
-    static func helpLines(longRunning: Bool, width: Int) -> [String] {
+    package static func helpLines(longRunning: Bool, width: Int) -> [String] {
         let indent = String(repeating: " ", count: width + 2)
         func entry(_ name: String, _ text: String...) -> [String] {
             let head = "  " + name

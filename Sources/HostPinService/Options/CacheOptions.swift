@@ -5,34 +5,45 @@ import HostPin
 /// `--stale-answer-timeout`, the clamps of ``CacheLimitOptions``, and for the long-running ones
 /// `--preresolve`), parsed in one place, and what
 /// they do at start and at exit.
-struct CacheOptions: Sendable {
+public struct CacheOptions: Sendable {
     /// `--cache-file FILE`: loaded at start, written every ``savePeriod`` and at a clean exit.
-    let cacheFile: String?
+    public var cacheFile: String?
     /// `--max-stale SECONDS`: how long an expired answer may be served stale; 0 turns serve-stale off.
-    let maximumStale: UInt32
+    public var maximumStale: UInt32
     /// `--stale-answer-timeout SECONDS`: how long a caller waits for the upstreams before an expired answer
     /// is served stale (RFC 8767 §5's client response timer); 0 serves it at once.
-    let staleAnswerTimeout: Duration
+    public var staleAnswerTimeout: Duration
     /// `--preresolve FILE`: names resolved into the cache before the command starts serving.
-    let preresolve: [HostName]
+    public var preresolve: [HostName]
     /// `--cache-size`, `--min-ttl`, `--max-ttl`, `--max-negative-ttl`, `--refresh-ahead`.
-    let limits: CacheLimitOptions
+    public var limits: CacheLimitOptions
+
+    /// No cache file, nothing pre-resolved, the library's serve-stale defaults and `limits`.
+    public init(cacheFile: String? = nil, maximumStale: UInt32 = Self.defaultMaximumStale,
+                staleAnswerTimeout: Duration = Self.defaultStaleAnswerTimeout, preresolve: [HostName] = [],
+                limits: CacheLimitOptions = .init()) {
+        self.cacheFile = cacheFile
+        self.maximumStale = maximumStale
+        self.staleAnswerTimeout = staleAnswerTimeout
+        self.preresolve = preresolve
+        self.limits = limits
+    }
 
     /// `--max-stale` when not given: the library's default (one day).
-    static let defaultMaximumStale = ResolutionCache.Policy().maximumStale
+    public static let defaultMaximumStale = ResolutionCache.Policy().maximumStale
     /// The range `--max-stale` accepts: up to a year.
-    static let maximumStaleRange: ClosedRange<UInt32> = 0...31_536_000
+    package static let maximumStaleRange: ClosedRange<UInt32> = 0...31_536_000
     /// `--stale-answer-timeout` when not given: the library's default (1.8 s, as RFC 8767 §5 suggests).
-    static let defaultStaleAnswerTimeout = ResolutionCache.Policy().staleAnswerTimeout
+    public static let defaultStaleAnswerTimeout = ResolutionCache.Policy().staleAnswerTimeout
     /// The most `--stale-answer-timeout` accepts, seconds (as `--timeout`).
-    static let staleAnswerTimeoutLimit = 3600.0
+    package static let staleAnswerTimeoutLimit = 3600.0
     /// How often a long-running command writes its cache file.
-    static let savePeriod: Duration = .seconds(300)
+    package static let savePeriod: Duration = .seconds(300)
     /// The largest `--preresolve` file read.
-    static let preresolveLimit = 16 << 20
+    package static let preresolveLimit = 16 << 20
 
     /// The help lines for these options; `preresolve` adds `--preresolve`.
-    static func helpLines(preresolve: Bool, width: Int) -> String {
+    package static func helpLines(preresolve: Bool, width: Int) -> String {
         let indent = String(repeating: " ", count: width + 2)
         // A name too long for the column goes on a line of its own, as the upstream options' do.
         func option(_ name: String) -> String {
@@ -67,7 +78,7 @@ struct CacheOptions: Sendable {
     }
 
     /// `duration` in seconds, to the millisecond (the configuration file's `cache.staleAnswerTimeout`).
-    static func staleAnswerTimeoutSeconds(_ duration: Duration) -> Double {
+    package static func staleAnswerTimeoutSeconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) / 1000
     }
 
@@ -75,7 +86,7 @@ struct CacheOptions: Sendable {
     /// `acceptsPreresolve` (the long-running commands), `--preresolve` from `parser`. The `--preresolve`
     /// file is read now: an unreadable file or an invalid name in it is a usage error; without one, the
     /// configuration file's `cache.preresolve` names.
-    init(parsing parser: inout OptionParser, acceptsPreresolve: Bool) throws(UsageError) {
+    package init(parsing parser: inout OptionParser, acceptsPreresolve: Bool) throws(UsageError) {
         cacheFile = try parser.values("--cache-file") { path throws(UsageError) in
             guard !path.isEmpty else { throw .invalidValue(option: "--cache-file", reason: "the file name is empty") }
             return path
@@ -142,14 +153,14 @@ struct CacheOptions: Sendable {
     /// - Parameter refreshAhead: Refresh entries used late in their TTL in the background (`--refresh-ahead`,
     ///   by default 0.8 of it): for commands that keep running; a one-shot command asks again only once an
     ///   answer has expired.
-    func makeCache(maximumEntries: Int? = nil, refreshAhead: Bool) -> ResolutionCache {
+    package func makeCache(maximumEntries: Int? = nil, refreshAhead: Bool) -> ResolutionCache {
         var limits = limits.limits
         if let maximumEntries { limits.maximumEntries = maximumEntries }
         return ResolutionCache(limits: limits, policy: policy(refreshAhead: refreshAhead))
     }
 
     /// The serve-stale and refresh-ahead settings these options ask for.
-    func policy(refreshAhead: Bool) -> ResolutionCache.Policy {
+    package func policy(refreshAhead: Bool) -> ResolutionCache.Policy {
         var policy = ResolutionCache.Policy(maximumStale: maximumStale, staleAnswerTimeout: staleAnswerTimeout)
         policy.refreshAhead = refreshAhead ? limits.refreshAhead : 0
         return policy
@@ -160,7 +171,7 @@ struct CacheOptions: Sendable {
     ///
     /// - Parameter periodicSaving: Write the cache file every ``savePeriod`` until ``CacheKeeper/finish()``.
     /// - Returns: What writes the cache file from now on; `nil` without `--cache-file`.
-    func start(_ resolver: CachingResolver, family: AddressFamily, periodicSaving: Bool) async -> CacheKeeper? {
+    package func start(_ resolver: CachingResolver, family: AddressFamily, periodicSaving: Bool, log: ServiceLog = .console) async -> CacheKeeper? {
         if let cacheFile {
             let cache = resolver.cache
             // The body throws nothing: `try?` only satisfies the signature.
@@ -178,10 +189,10 @@ struct CacheOptions: Sendable {
                 case .foreign, .damaged, .unsupportedVersion, .unreadable:
                     let aside = cacheFile + ".bad"
                     let kept = rename(cacheFile, aside) == 0
-                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache"
+                    log.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache"
                                   + (kept ? " (the file is kept as \(aside))" : ""))
                 case .unwritable:
-                    Console.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache")
+                    log.log(.warning, "hostpin: \(cacheFile): \(error); starting with an empty cache")
                 }
             }
         }
@@ -189,50 +200,10 @@ struct CacheOptions: Sendable {
             let failed = await resolver.preresolve(preresolve, family: family).filter {
                 if case .failure = $0 { true } else { false }
             }.count
-            Console.log(.info, "pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
+            log.log(.info, "pre-resolved \(preresolve.count) name\(preresolve.count == 1 ? "" : "s")"
                           + (failed > 0 ? " (\(failed) failed: no upstream answered)" : ""))
         }
         guard let cacheFile else { return nil }
-        return CacheKeeper(cache: resolver.cache, path: cacheFile, period: periodicSaving ? Self.savePeriod : nil)
-    }
-}
-
-/// Writes a cache to its file: every `period` while the command runs, and once more at ``finish()``.
-/// Each write runs on a thread of its own (it blocks on the disk); a failed one is reported in one line.
-final class CacheKeeper: Sendable {
-    private let cache: ResolutionCache
-    private let path: String
-    private let periodic: Task<Void, Never>?
-
-    init(cache: ResolutionCache, path: String, period: Duration?) {
-        self.cache = cache
-        self.path = path
-        periodic = period.map { period in
-            Task { [cache, path] in
-                while (try? await Task.sleep(for: period)) != nil {
-                    await Self.save(cache, to: path)
-                }
-            }
-        }
-    }
-
-    /// Stops the periodic writes and writes the cache once more.
-    func finish() async {
-        periodic?.cancel()
-        await periodic?.value
-        await Self.save(cache, to: path)
-    }
-
-    private static func save(_ cache: ResolutionCache, to path: String) async {
-        // The body throws nothing: `try?` only satisfies the signature.
-        let failure = try? await Blocking.run { () -> CacheFileError? in
-            do throws(CacheFileError) {
-                try CacheFile.save(cache, to: path)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { Console.error("hostpin: \(path): \(failure)") }
+        return CacheKeeper(cache: resolver.cache, path: cacheFile, period: periodicSaving ? Self.savePeriod : nil, log: log)
     }
 }

@@ -3,19 +3,19 @@ import HostPin
 /// `compare`'s detector settings and probes: `--hijack-list FILE`, `--ordinary CIDR` (repeatable),
 /// `--no-probe`, `--probe-https` and `--https-port PORT`, checked while the command line is parsed so a
 /// bad value or list stops the command before anything is sent.
-struct HijackOptions: Sendable {
+package struct HijackOptions: Sendable {
     /// The known hijack addresses and ordinary ranges.
-    let detector: HijackDetector
+    package let detector: HijackDetector
     /// Whether the wildcard probe runs (not `--no-probe`).
-    let probesWildcard: Bool
+    package let probesWildcard: Bool
     /// The port of the HTTPS probe (`--probe-https`), or `nil` when it does not run.
-    let httpsPort: UInt16?
+    package let httpsPort: UInt16?
 
     /// The port `--probe-https` probes without `--https-port`.
-    static let defaultHTTPSPort: UInt16 = 443
+    package static let defaultHTTPSPort: UInt16 = 443
 
     /// The options that configure the detector and the wildcard probe (those `hostpin serve` takes too).
-    static let detectorOptions = ["--hijack-list", "--ordinary", "--no-probe"]
+    package static let detectorOptions = ["--hijack-list", "--ordinary", "--no-probe"]
 
     /// Takes the options from `parser`, reading the hijack list.
     ///
@@ -24,7 +24,7 @@ struct HijackOptions: Sendable {
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a bad range, port, or list line (every
     ///   bad line listed), ``UsageError/unreadableFile(option:path:reason:)`` for a list that cannot be
     ///   read, ``UsageError/conflict(_:)`` for `--https-port` without `--probe-https`.
-    init(parsing parser: inout OptionParser, httpsProbe: Bool = true) throws(UsageError) {
+    package init(parsing parser: inout OptionParser, httpsProbe: Bool = true) throws(UsageError) {
         probesWildcard = try !parser.flag("--no-probe")
         var probesHTTPS = false
         var port: UInt16?
@@ -62,7 +62,7 @@ struct HijackOptions: Sendable {
     }
 
     /// The help lines for the detector's options.
-    static let detectorHelpLines = """
+    package static let detectorHelpLines = """
           --no-probe           Do not run the wildcard probe (by default, when the answers differ, a
                                random name under the same parent is asked of both sides).
           --hijack-list FILE   Addresses hijacking resolvers are known to hand out: one address or
@@ -72,7 +72,7 @@ struct HijackOptions: Sendable {
         """
 
     /// The help lines for these options.
-    static let helpLines = detectorHelpLines + """
+    package static let helpLines = detectorHelpLines + """
 
           --probe-https        When the answers differ, open TLS to each side's addresses and verify
                                the certificate for NAME (with --ca-file's CAs besides the system's).

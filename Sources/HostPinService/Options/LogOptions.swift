@@ -9,17 +9,27 @@ import Musl
 /// standard error) and `--access-log FILE` (the proxy's access log, on standard output without it).
 /// No log holds a request's headers: the access log has no header at all, and a request-target with
 /// user information (`http://user:password@host/`) is refused before it is logged (README.md, "Logs").
-struct LogOptions: Sendable, Equatable {
-    var level: LogLevel
-    var format: LogFormat
+public struct LogOptions: Sendable, Equatable {
+    /// What is said: each level with those before it.
+    public var level: LogLevel
+    /// Text or JSON Lines.
+    public var format: LogFormat
     /// Where the proxy's access log is appended; `nil`: standard output.
-    var accessLog: String?
+    public var accessLog: String?
+
+    /// Diagnostics at `level` in `format`; the proxy's access log appended to `accessLog`, or on standard
+    /// output when `nil`.
+    public init(level: LogLevel = .info, format: LogFormat = .text, accessLog: String? = nil) {
+        self.level = level
+        self.format = format
+        self.accessLog = accessLog
+    }
 
     /// Takes the options from `parser`.
     ///
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a level or format that is not one of
     ///   the choices, an empty access log path or one whose folder cannot be written.
-    init(parsing parser: inout OptionParser) throws(UsageError) {
+    package init(parsing parser: inout OptionParser) throws(UsageError) {
         level = try Self.choice(&parser, "--log-level", LogLevel.self) ?? .info
         format = try Self.choice(&parser, "--log-format", LogFormat.self) ?? .text
         accessLog = try parser.values("--access-log") { path throws(UsageError) in
@@ -44,16 +54,16 @@ struct LogOptions: Sendable, Equatable {
         }.last
     }
 
-    /// Puts the level and the format in force for every diagnostic from now on.
-    func apply() {
-        Console.configureLog(level: level, format: format)
+    /// Puts the level and the format in force for every diagnostic `log` writes from now on.
+    package func apply(to log: ServiceLog) {
+        log.configure(level: level, format: format)
     }
 
     /// Opens the access log: `--access-log FILE` appended to (created with mode 0640), else standard
     /// output.
     ///
     /// - Returns: The descriptor, or why the file cannot be opened.
-    func openAccessLog() -> Result<Int32, AccessLogFileError> {
+    package func openAccessLog() -> Result<Int32, AccessLogFileError> {
         guard let accessLog else { return .success(STDOUT_FILENO) }
         let descriptor = open(accessLog, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { return .failure(AccessLogFileError(path: accessLog, reason: String(cString: strerror(errno)))) }
@@ -61,7 +71,7 @@ struct LogOptions: Sendable, Equatable {
     }
 
     /// The help lines, the option column `width` wide.
-    static func helpLines(width: Int) -> String {
+    package static func helpLines(width: Int) -> String {
         let indent = String(repeating: " ", count: width + 2)
         func option(_ name: String) -> String {
             name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) : "  " + name + "\n" + indent
@@ -76,9 +86,9 @@ struct LogOptions: Sendable, Equatable {
 }
 
 /// The access log file could not be opened.
-struct AccessLogFileError: Error, CustomStringConvertible {
-    let path: String
-    let reason: String
+public struct AccessLogFileError: Error, Sendable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
 
-    var description: String { "--access-log: cannot open \(path): \(reason)" }
+    public var description: String { "--access-log: cannot open \(path): \(reason)" }
 }

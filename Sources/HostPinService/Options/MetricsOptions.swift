@@ -5,17 +5,23 @@ import HostPinProxy
 /// `--metrics-listen IP:PORT` of the long-running commands (`serve`, `proxy`): the Prometheus metrics
 /// and health endpoint (``MetricsEndpoint``), off unless given, loopback only unless the command's
 /// `--allow-remote`.
-struct MetricsOptions: Sendable {
+public struct MetricsOptions: Sendable {
     /// Where the endpoint listens; `nil` when it is off.
-    let listenAddress: SocketAddress?
+    public var listenAddress: SocketAddress?
     /// The command's `--allow-remote`.
-    let allowRemote: Bool
+    public var allowRemote: Bool
+
+    /// The endpoint at `listenAddress` (off when `nil`), loopback only unless `allowRemote`.
+    public init(listenAddress: SocketAddress? = nil, allowRemote: Bool = false) {
+        self.listenAddress = listenAddress
+        self.allowRemote = allowRemote
+    }
 
     /// Takes `--metrics-listen` from `parser`.
     ///
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for an address that is not `IP:PORT`, or
     ///   not loopback without `allowRemote`.
-    init(parsing parser: inout OptionParser, allowRemote: Bool) throws(UsageError) {
+    package init(parsing parser: inout OptionParser, allowRemote: Bool) throws(UsageError) {
         listenAddress = try parser.value("--metrics-listen", as: SocketAddress.self, expected: "IP:PORT (IPv6 as [IP]:PORT)")
         self.allowRemote = allowRemote
         if let listenAddress, !allowRemote, listenAddress.address.specialPurposeBlock?.name != "loopback" {
@@ -26,26 +32,29 @@ struct MetricsOptions: Sendable {
 
     /// The counters the stub and the proxy fill, made only when the endpoint is on (else nothing is
     /// counted): the stub's when the command runs one, the proxy's when it runs one.
-    func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
+    package func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
         guard listenAddress != nil else { return (nil, nil) }
         return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil)
     }
 
     /// Starts the endpoint serving `metrics` and says where it listens on standard error.
     ///
-    /// - Returns: The running endpoint; `nil` when `--metrics-listen` was not given.
+    /// - Returns: The running endpoint and where it listens; `nil` when `--metrics-listen` was not given.
     /// - Throws: ``ListenError`` when it cannot listen.
-    func start(_ metrics: @autoclosure () -> ServiceMetrics) throws(ListenError) -> MetricsEndpoint? {
+    package func start(_ metrics: @autoclosure () -> ServiceMetrics, log: ServiceLog) throws(ListenError)
+        -> (endpoint: MetricsEndpoint, address: SocketAddress)?
+    {
         guard let listenAddress else { return nil }
         var configuration = MetricsEndpoint.Configuration(listenAddress: listenAddress)
         configuration.allowRemote = allowRemote
         let endpoint = MetricsEndpoint(configuration: configuration, metrics: metrics())
-        Console.log(.info, "listening on \(try endpoint.start()) (metrics)")
-        return endpoint
+        let address = try endpoint.start()
+        log.log(.info, "listening on \(address) (metrics)")
+        return (endpoint, address)
     }
 
     /// The help lines, the option column `width` wide (the option on a line of its own when it is wider).
-    static func helpLines(width: Int) -> String {
+    package static func helpLines(width: Int) -> String {
         let name = "--metrics-listen IP:PORT"
         let indent = String(repeating: " ", count: width + 2)
         let first = name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0)

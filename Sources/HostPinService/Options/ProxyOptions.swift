@@ -5,19 +5,36 @@ import HostPinProxy
 /// The forward proxy's options (`--allow-private`, `--allow-connect-port`, `--max-connections`,
 /// `--grace`) and its run (access log on standard output, graceful stop), one implementation for
 /// `hostpin proxy` and `hostpin serve --listen`, so both run the same proxy.
-struct ProxyOptions: Sendable {
-    static let defaultTimeoutSeconds = 30.0
-    static let defaultMaximumConnections = 1024
-    static let defaultGraceSeconds = 10.0
+public struct ProxyOptions: Sendable {
+    /// Where `hostpin proxy` listens without `--listen`.
+    package static let defaultListen = "127.0.0.1:8118"
+    package static let defaultTimeoutSeconds = 30.0
+    package static let defaultMaximumConnections = 1024
+    package static let defaultGraceSeconds = 10.0
     /// The names of the options that only the proxy uses (`serve` without `--listen` refuses them).
-    static let proxyOnlyOptions = ["--allow-connect-port", "--max-connections", "--grace"]
+    package static let proxyOnlyOptions = ["--allow-connect-port", "--max-connections", "--grace"]
 
     /// The proxy's configuration, without the access log (attached by ``start(resolver:)``).
-    let configuration: ForwardProxy.Configuration
+    public var configuration: ForwardProxy.Configuration
     /// How long transfers in flight may run after SIGINT or SIGTERM.
-    let grace: Duration
+    public var grace: Duration
     /// The proxy-only options given (``proxyOnlyOptions``), in that order.
-    let given: [String]
+    package var given: [String] = []
+
+    /// The proxy at `listenAddress` (loopback only unless `allowRemote`) with the defaults of
+    /// `hostpin proxy`: 30 s for an origin, 1024 connections, 10 s of grace, CONNECT to 443 only, no
+    /// private targets. The rules are the service's (``ServiceConfiguration/rules``).
+    public init(listenAddress: SocketAddress, allowRemote: Bool = false) {
+        var configuration = ForwardProxy.Configuration()
+        configuration.listenAddress = listenAddress
+        configuration.allowRemote = allowRemote
+        let timeout = Duration.milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
+        configuration.connectTimeout = timeout
+        configuration.originTimeout = timeout
+        configuration.maximumConnections = Self.defaultMaximumConnections
+        self.configuration = configuration
+        grace = .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
+    }
 
     /// Takes `--allow-private`, `--allow-connect-port` (repeatable), `--max-connections` and `--grace`
     /// from `parser`.
@@ -29,7 +46,7 @@ struct ProxyOptions: Sendable {
     ///   - timeout: How long an origin may take to accept a connection and begin its response.
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a bad value, or a non-loopback
     ///   `listenAddress` without `allowRemote`.
-    init(parsing parser: inout OptionParser, listenAddress: SocketAddress, allowRemote: Bool, rules: Rules,
+    package init(parsing parser: inout OptionParser, listenAddress: SocketAddress, allowRemote: Bool, rules: Rules,
          timeout: Duration) throws(UsageError)
     {
         var configuration = ForwardProxy.Configuration()
@@ -72,7 +89,7 @@ struct ProxyOptions: Sendable {
     /// by default), counting in `metrics`.
     ///
     /// - Throws: ``ListenError`` when it cannot listen.
-    func start(resolver: any HostResolver, metrics: ProxyMetrics? = nil,
+    package func start(resolver: any HostResolver, metrics: ProxyMetrics? = nil,
                accessLog descriptor: Int32 = STDOUT_FILENO) throws(ListenError) -> RunningProxy {
         var configuration = configuration
         configuration.metrics = metrics
@@ -86,30 +103,25 @@ struct ProxyOptions: Sendable {
 }
 
 /// A proxy started by ``ProxyOptions/start(resolver:)``.
-struct RunningProxy: Sendable {
-    let proxy: ForwardProxy
-    let accessLog: AccessLogWriter
-    let grace: Duration
+package struct RunningProxy: Sendable {
+    package let proxy: ForwardProxy
+    package let accessLog: AccessLogWriter
+    package let grace: Duration
     /// Where it listens.
-    let address: SocketAddress
+    package let address: SocketAddress
 
-    /// Stops the proxy after SIGINT or SIGTERM: requests and tunnels in flight get the grace, which a
-    /// second signal cuts short; then the access log is flushed (for at most 2 s).
-    func stop() async {
-        Console.log(.info, "stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
+    /// Stops the proxy: requests and tunnels in flight get `grace` (the configuration's when `nil`), which
+    /// ``Service/cutTransfers()`` cuts short; then the access log is flushed (for at most 2 s).
+    package func stop(grace: Duration? = nil, log: ServiceLog) async {
+        let grace = grace ?? self.grace
+        log.log(.info, "stopping: waiting up to \(Self.seconds(grace)) for requests and tunnels in flight "
                       + "(signal again to cut them at once)")
-        // A second signal cuts what is left at once (its thread may still wait when the process exits).
-        let proxy = proxy
-        Task {
-            await StopSignal.wait()
-            await proxy.stop(grace: .zero)
-        }
         await proxy.stop(grace: grace)
         _ = await accessLog.finish(within: .seconds(2))
     }
 
     /// `10 s`, `0.5 s`.
-    static func seconds(_ duration: Duration) -> String {
+    package static func seconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"

@@ -3,22 +3,22 @@ import HostPin
 /// The options every resolving subcommand shares (`--server`, `--bootstrap`, `--pin`, `--ca-file`,
 /// `--family`, `--timeout`), parsed in one place like swift-argument-parser's `@OptionGroup`, so they
 /// mean the same thing everywhere.
-struct TrustedOptions: Sendable {
+package struct TrustedOptions: Sendable {
     /// The trusted upstreams and where they came from.
-    let selection: UpstreamSelection
+    package let selection: UpstreamSelection
     /// The address records asked for.
-    let family: AddressFamily
+    package let family: AddressFamily
     /// The total time one resolution may take (`--timeout`, seconds).
-    let budget: Duration
+    package let budget: Duration
     /// `--ca-file`: CA certificates trusted besides the system's, for every TLS check (DoH, DoT, fetch).
-    let caFile: String?
+    package let caFile: String?
 
     /// The budget when `--timeout` is not given.
-    static let defaultBudget: Duration = .seconds(5)
+    package static let defaultBudget: Duration = .seconds(5)
 
     /// Takes `--server`, `--bootstrap`, `--pin` (each repeatable), `--ca-file`, `--family` and `--timeout`
     /// from `parser`, then resolves the upstream precedence against the environment.
-    init(parsing parser: inout OptionParser) throws(UsageError) {
+    package init(parsing parser: inout OptionParser) throws(UsageError) {
         let servers = try parser.values("--server") { text throws(UsageError) in
             try Upstream.commandLineValue(text, option: "--server")
         }
@@ -60,16 +60,27 @@ struct TrustedOptions: Sendable {
     /// a silent one is reported by name ("127.0.0.1:5353: timeout") rather than by the budget running
     /// out; at most c-ares's usual 1 s, at least 50 ms. An encrypted upstream gets both tries' time for
     /// its one exchange (``TrustedResolver``).
-    func perTryTimeout(upstreamCount: Int) -> Duration {
+    package func perTryTimeout(upstreamCount: Int) -> Duration {
+        Self.perTryTimeout(budget: budget, upstreamCount: upstreamCount)
+    }
+
+    /// ``perTryTimeout(upstreamCount:)`` for a `budget`.
+    package static func perTryTimeout(budget: Duration, upstreamCount: Int) -> Duration {
         let share = budget / (4 * max(1, upstreamCount))
         return min(.seconds(1), max(.milliseconds(50), share))
     }
 
     /// The trusted resolver's configuration for these options.
-    func configuration(useTCP: Bool) -> TrustedResolver.Configuration {
-        var configuration = TrustedResolver.Configuration(upstreams: selection.upstreams)
+    package func configuration(useTCP: Bool) -> TrustedResolver.Configuration {
+        Self.configuration(upstreams: selection.upstreams, budget: budget, useTCP: useTCP)
+    }
+
+    /// The trusted resolver's configuration for `upstreams` with these options' rules: the per-try
+    /// timeout from `budget`, two tries.
+    package static func configuration(upstreams: [Upstream], budget: Duration, useTCP: Bool) -> TrustedResolver.Configuration {
+        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
         configuration.budget = budget
-        configuration.timeout = perTryTimeout(upstreamCount: selection.upstreams.count)
+        configuration.timeout = perTryTimeout(budget: budget, upstreamCount: upstreams.count)
         configuration.tries = 2
         configuration.useTCP = useTCP
         return configuration
@@ -77,10 +88,10 @@ struct TrustedOptions: Sendable {
 
     /// The resolver for `configuration`, once the NAME of every encrypted upstream without a bootstrap
     /// address has been looked up through the plain upstreams listed (once, at start), each lookup told
-    /// on standard error.
+    /// in `log`.
     ///
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when a transport cannot be set up.
-    static func makeResolver(_ configuration: TrustedResolver.Configuration) async throws(ResolutionError)
+    package static func makeResolver(_ configuration: TrustedResolver.Configuration, log: ServiceLog = .console) async throws(ResolutionError)
         -> TrustedResolver
     {
         let (bootstrapped, lookups) = await configuration.bootstrappingThroughPlainUpstreams()
@@ -88,10 +99,10 @@ struct TrustedOptions: Sendable {
             let servers = lookup.through.map(\.description).joined(separator: ", ")
             switch lookup.outcome {
             case .success(let addresses):
-                Console.log(.info, "hostpin: no --bootstrap gives \(lookup.name)'s address; looked up through the plain "
+                log.log(.info, "hostpin: no --bootstrap gives \(lookup.name)'s address; looked up through the plain "
                               + "upstreams (\(servers)): \(addresses.map(\.description).joined(separator: ", "))")
             case .failure(let error):
-                Console.error("hostpin: no --bootstrap gives \(lookup.name)'s address, and looking it up through the "
+                log.error("hostpin: no --bootstrap gives \(lookup.name)'s address, and looking it up through the "
                               + "plain upstreams (\(servers)) failed: \(error); its encrypted upstreams will fail")
             }
         }
@@ -99,7 +110,7 @@ struct TrustedOptions: Sendable {
     }
 
     /// The help lines for these options.
-    static let helpLines = """
+    package static let helpLines = """
           --server IP:PORT|URL A trusted upstream: IP[:PORT] or [IPv6][:PORT] (plain DNS, port 53 by
                                default), https://NAME[:PORT]/PATH (DNS over HTTPS) or tls://NAME[:PORT]
                                (DNS over TLS); repeat for failover, tried in order. Wins over

@@ -5,21 +5,21 @@ import HostPin
 /// `--server` flag; else `HOSTPIN_UPSTREAMS=UPSTREAM,UPSTREAM`; else a documented set of well-known
 /// public resolvers, reached over DNS over HTTPS. Encrypted upstreams get their `--bootstrap` addresses,
 /// `--pin`s and `--ca-file` here.
-struct UpstreamSelection: Sendable, Equatable {
+package struct UpstreamSelection: Sendable, Equatable {
     /// Where the list came from.
-    enum Origin: Sendable, Equatable {
+    package enum Origin: Sendable, Equatable {
         case flags
         case environment
         case defaults
     }
 
     /// The environment variable read when no `--server` is given.
-    static let environmentVariable = "HOSTPIN_UPSTREAMS"
+    package static let environmentVariable = "HOSTPIN_UPSTREAMS"
 
     /// The public resolvers used when neither flags nor the environment name any: Cloudflare, Google and
     /// Quad9 over DNS over HTTPS, each with the addresses its operator documents as bootstrap (IPv4
     /// first), so no plain DNS query is sent, not even to find them. Listed in every subcommand's help.
-    static let publicDefaults: [Upstream] = [
+    package static let publicDefaults: [Upstream] = [
         ("https://cloudflare-dns.com/dns-query", "1.1.1.1", "1.0.0.1", "2606:4700:4700::1111", "2606:4700:4700::1001"),
         ("https://dns.google/dns-query", "8.8.8.8", "8.8.4.4", "2001:4860:4860::8888", "2001:4860:4860::8844"),
         ("https://dns.quad9.net/dns-query", "9.9.9.9", "149.112.112.112", "2620:fe::fe", "2620:fe::9"),
@@ -32,9 +32,9 @@ struct UpstreamSelection: Sendable, Equatable {
     /// The upstreams, in the order they are tried; never empty. An encrypted upstream named by a host
     /// name without any bootstrap address is left so only when the list has plain upstreams to look the
     /// name up through (``TrustedOptions/makeResolver(_:)``).
-    let upstreams: [Upstream]
+    package let upstreams: [Upstream]
     /// Which source supplied them.
-    let origin: Origin
+    package let origin: Origin
 
     /// Chooses between `flags` (the `--server` values), `environment[HOSTPIN_UPSTREAMS]` and the defaults,
     /// then gives each encrypted upstream the `bootstrap` addresses and `pins` for its NAME and the extra
@@ -49,7 +49,7 @@ struct UpstreamSelection: Sendable, Equatable {
     ///   `--bootstrap` or `--pin` names no upstream's NAME (a typo would silently turn pinning off);
     ///   ``UsageError/unbootstrapped(upstream:name:)`` when an encrypted upstream's NAME has no bootstrap
     ///   address and no plain upstream is listed.
-    init(flags: [Upstream], bootstrap: [UpstreamBootstrap] = [], pins: [UpstreamPin] = [], extraCAFile: String? = nil,
+    package init(flags: [Upstream], bootstrap: [UpstreamBootstrap] = [], pins: [UpstreamPin] = [], extraCAFile: String? = nil,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError)
     {
         let chosen: [Upstream]
@@ -100,7 +100,7 @@ struct UpstreamSelection: Sendable, Equatable {
     }
 
     /// The help section describing the precedence and the default set.
-    static var helpSection: String {
+    package static var helpSection: String {
         """
         UPSTREAMS:
           Trusted upstreams come from every --server flag; without one, from

@@ -9,22 +9,29 @@ import HostPinNet
 /// resolver, and the first is the one glibc asks first. When that is the stub itself (the usual setup
 /// once the stub is in /etc/resolv.conf), the watch would compare HostPin with HostPin: a usage error
 /// says to name the network's resolver instead.
-struct WatchOptions: Sendable {
+public struct WatchOptions: Sendable {
     /// The resolver watched.
-    let server: Upstream
+    public var server: Upstream
     /// Whether ``server`` came from /etc/resolv.conf.
-    let fromSystem: Bool
-    let configuration: LocalResolverWatch.Configuration
+    public var fromSystem: Bool
+    public var configuration: LocalResolverWatch.Configuration
+
+    /// A watch of `server` (its answers compared, never used) with `configuration`'s limits.
+    public init(server: Upstream, fromSystem: Bool = false, configuration: LocalResolverWatch.Configuration = .init()) {
+        self.server = server
+        self.fromSystem = fromSystem
+        self.configuration = configuration
+    }
 
     /// The options only the watch takes.
-    static let watchOnlyOptions = ["--watch-interval", "--watch-name-interval"] + HijackOptions.detectorOptions
+    package static let watchOnlyOptions = ["--watch-interval", "--watch-name-interval"] + HijackOptions.detectorOptions
 
     /// Takes the options from `parser`; `nil` without `--watch-local`.
     ///
     /// - Parameter listening: The stub's own DNS addresses, which the watched resolver must not be.
     /// - Throws: ``UsageError`` for a bad value, a watch option without `--watch-local`, a system
     ///   resolver that cannot be read or is the stub itself.
-    static func parse(_ parser: inout OptionParser, listening: [SocketAddress]) throws(UsageError) -> WatchOptions? {
+    package static func parse(_ parser: inout OptionParser, listening: [SocketAddress]) throws(UsageError) -> WatchOptions? {
         let given = parser.optionalValues("--watch-local")
         guard let last = given.last else {
             if let option = watchOnlyOptions.first(where: parser.mentions) {
@@ -79,20 +86,20 @@ struct WatchOptions: Sendable {
     ///
     /// - Parameter trusted: The trusted resolver, for the wildcard probe.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when the local resolver's channel cannot be made.
-    func start(trusted: any HostResolver) throws(ResolutionError) -> LocalResolverWatch {
+    package func start(trusted: any HostResolver, log: ServiceLog) throws(ResolutionError) -> LocalResolverWatch {
         let local = try UntrustedResolver(server: server)
         let server = server
         let watch = LocalResolverWatch(local: local, trusted: trusted, configuration: configuration) { report in
-            Console.log(.warning, "hostpin serve: the local resolver \(server) hijacks \(report)")
+            log.log(.warning, "hostpin serve: the local resolver \(server) hijacks \(report)")
         }
-        Console.log(.info, "watching the local resolver \(server)\(fromSystem ? " (the first nameserver of /etc/resolv.conf)" : "") "
+        log.log(.info, "watching the local resolver \(server)\(fromSystem ? " (the first nameserver of /etc/resolv.conf)" : "") "
                       + "for hijacking: \(Self.limit(configuration.overallInterval, "at most one comparison per", "no overall limit")), "
                       + "\(Self.limit(configuration.nameInterval, "one per name per", "no limit per name")); its answers are never used")
         return watch
     }
 
     /// The line at exit: what the watch counted.
-    static func summary(_ statistics: LocalResolverWatch.Statistics, server: Upstream) -> String {
+    package static func summary(_ statistics: LocalResolverWatch.Statistics, server: Upstream) -> String {
         "hostpin serve: watch of \(server): \(statistics.compared) compared (\(statistics.consistent) consistent, "
             + "\(statistics.hijacked) hijacked, \(statistics.inconclusive) inconclusive), \(statistics.hijackedNames) "
             + "hijacked name\(statistics.hijackedNames == 1 ? "" : "s"); answers skipped: \(statistics.recentlyCompared) "
