@@ -68,16 +68,8 @@ struct CompareCommand: Subcommand {
         """
     }
 
-    /// Where the names come from.
-    enum Source: Sendable {
-        /// The arguments, validated, in command-line order.
-        case names([HostName])
-        /// `--batch`: read as the work goes.
-        case batch(BatchFeed)
-    }
-
     /// The names compared.
-    let source: Source
+    let source: NameSource
     /// `--server`, `--bootstrap`, `--pin`, `--ca-file`, `--family`, `--timeout` (the budget also bounds the
     /// local side and each probe).
     let options: TrustedOptions
@@ -98,23 +90,13 @@ struct CompareCommand: Subcommand {
         let batch = try parser.values("--batch") { $0 }.last
         let texts = parser.positionals()
         try parser.finish()
-        if let batch {
-            guard texts.isEmpty else {
-                throw .conflict("names are given either as arguments or with --batch, not both ('\(texts[0])')")
-            }
-            source = .batch(try BatchFeed(path: batch))
-        } else {
-            guard !texts.isEmpty else { throw .missingArgument("NAME (give the host name to compare, or --batch FILE)") }
-            var names: [HostName] = []
-            for text in texts { names.append(try HostName.commandLineArgument(text)) }
-            source = .names(names)
-        }
+        source = try NameSource(batch: batch, arguments: texts, missing: "NAME (give the host name to compare, or --batch FILE)")
     }
 
     func run() async -> ExitStatus {
         let trusted: Result<TrustedResolver, ResolutionError>
         do throws(ResolutionError) {
-            trusted = .success(try await TrustedOptions.makeResolver(options.configuration(useTCP: false)))
+            trusted = .success(try await options.makeResolver())
         } catch {
             trusted = .failure(error)
         }
@@ -125,10 +107,7 @@ struct CompareCommand: Subcommand {
         }
         let comparer = NameComparer(trusted: trusted, local: untrusted, family: options.family, options: hijack,
                                 caFile: options.caFile, handshakeTimeout: options.budget)
-        let feed: any LookupFeed = switch source {
-        case .names(let names): NameListFeed(names)
-        case .batch(let batch): batch
-        }
+        let feed = source.feed
         var status = ExitStatus.success
         while !Console.outputFailed {
             let entries = await feed.take(upTo: Self.concurrency)

@@ -132,7 +132,7 @@ struct FetchCommand: Subcommand {
         let caFile = options.caFile
         let resolver: CachingResolver
         do throws(ResolutionError) {
-            resolver = CachingResolver(upstream: try await TrustedOptions.makeResolver(options.configuration(useTCP: false)))
+            resolver = try await options.makeCachingResolver().resolver
         } catch {
             Console.error("hostpin: could not resolve host \(request.url.host ?? ""): \(error)")
             return .couldNotResolve

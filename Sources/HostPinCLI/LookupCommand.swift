@@ -78,16 +78,8 @@ struct LookupCommand: Subcommand {
         """
     }
 
-    /// Where the names come from.
-    enum Source: Sendable {
-        /// The arguments, validated, in command-line order (duplicates kept).
-        case names([HostName])
-        /// `--batch`: read as the work goes.
-        case batch(BatchFeed)
-    }
-
     /// The names to resolve.
-    let source: Source
+    let source: NameSource
     /// `--concurrency`: the most resolutions in flight (and answers held for ordering).
     let concurrency: Int
     /// `--server`, `--bootstrap`, `--pin`, `--ca-file`, `--family`, `--timeout`.
@@ -124,36 +116,20 @@ struct LookupCommand: Subcommand {
         cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: false)
         let texts = parser.positionals()
         try parser.finish()
-        if let batch {
-            guard texts.isEmpty else {
-                throw .conflict("names are given either as arguments or with --batch, not both ('\(texts[0])')")
-            }
-            source = .batch(try BatchFeed(path: batch))
-        } else {
-            guard !texts.isEmpty else { throw .missingArgument("NAME (give at least one host name, or --batch FILE)") }
-            var names: [HostName] = []
-            for text in texts { names.append(try HostName.commandLineArgument(text)) }
-            source = .names(names)
-        }
+        source = try NameSource(batch: batch, arguments: texts, missing: "NAME (give at least one host name, or --batch FILE)")
     }
 
     func run() async -> ExitStatus {
         // Many lines: written in 64 KiB pieces rather than one write(2) each (still within 50 ms).
         Console.bufferOutput()
-        let feed: any LookupFeed = switch source {
-        case .names(let names): NameListFeed(names)
-        case .batch(let batch): batch
-        }
+        let feed = source.feed
         let resolver: Result<CachingResolver, ResolutionError>
         var keeper: CacheKeeper?
         do throws(ResolutionError) {
-            // The cache and single-flight in front make a repeated name one query while its answer is
-            // fresh; the entry limit keeps an endless batch in bounded memory.
-            let cache = cacheOptions.makeCache(maximumEntries: cacheSize, refreshAhead: false)
-            let trusted = try await TrustedOptions.makeResolver(options.configuration(useTCP: useTCP))
-            let caching = CachingResolver(upstream: trusted, cache: cache)
-            keeper = await cacheOptions.start(caching, family: options.family, periodicSaving: false)
-            resolver = .success(caching)
+            // The entry limit keeps an endless batch in bounded memory.
+            let chain = try await options.makeCachingResolver(useTCP: useTCP, cache: cacheOptions, maximumEntries: cacheSize)
+            keeper = chain.keeper
+            resolver = .success(chain.resolver)
         } catch {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)

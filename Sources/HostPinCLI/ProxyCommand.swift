@@ -92,19 +92,10 @@ struct ProxyCommand: ServiceCommand {
     static let defaultMaximumConnections = ProxyOptions.defaultMaximumConnections
     static let defaultGraceSeconds = ProxyOptions.defaultGraceSeconds
 
-    let proxyOptions: ProxyOptions
-    let resolverConfiguration: TrustedResolver.Configuration
-    let family: AddressFamily
-    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
-    let cacheOptions: CacheOptions
-    /// `--metrics-listen`.
-    let metricsOptions: MetricsOptions
+    /// What the service runs with.
+    let configuration: ServiceConfiguration
     /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
     let commandLine: [String]
-    /// `--control-socket`, resolved.
-    let controlSocket: String?
-    /// `--log-level`, `--log-format`, `--access-log`.
-    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
@@ -119,27 +110,15 @@ struct ProxyCommand: ServiceCommand {
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? .milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
         let rules = try RulesOption.parse(&parser)
-        proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
-                                        rules: rules, timeout: timeout)
-        let options = try TrustedOptions(parsing: &parser)
-        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
-        metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
-        controlSocket = try ControlSocketPath.option(&parser)
-        logOptions = try LogOptions(parsing: &parser)
-        try parser.finish()
-        var resolverConfiguration = options.configuration(useTCP: false)
+        let proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
+                                            rules: rules, timeout: timeout)
+        let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: allowRemote, watchBeside: nil)
+        var resolverConfiguration = groups.trusted.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
-        self.resolverConfiguration = resolverConfiguration
-        self.family = options.family
+        configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+                                             family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
+                                             controlSocket: groups.controlSocket, metrics: groups.metrics, watch: nil, log: groups.log)
     }
-
-    /// What the service runs with.
-    var configuration: ServiceConfiguration {
-        ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
-                        family: family, rules: proxyOptions.configuration.rules, cacheOptions: cacheOptions, controlSocket: controlSocket,
-                        metrics: metricsOptions, watch: nil, log: logOptions)
-    }
-
 }
 
 /// Waiting for SIGINT or SIGTERM. A C signal handler writes one byte to a pipe (the self-pipe trick:

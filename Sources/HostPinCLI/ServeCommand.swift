@@ -102,42 +102,26 @@ struct ServeCommand: ServiceCommand {
 
     static let defaultDNSListen = ServiceConfiguration.DNS.defaultListen
 
-    let dnsConfiguration: DNSServer.Configuration
-    /// The proxy's options when `--listen` is given.
-    let proxyOptions: ProxyOptions?
-    let resolverConfiguration: TrustedResolver.Configuration
-    let family: AddressFamily
-    let rules: Rules
-    let blockedAnswer: BlockedAnswer
-    /// `--cache-file`, `--max-stale`, `--stale-answer-timeout`, `--preresolve`.
-    let cacheOptions: CacheOptions
-    /// `--watch-local` and its options, when given.
-    let watch: WatchOptions?
-    /// `--metrics-listen`.
-    let metricsOptions: MetricsOptions
+    /// What the service runs with.
+    let configuration: ServiceConfiguration
     /// The arguments, parsed again (with the configuration file read again) on SIGHUP.
     let commandLine: [String]
-    /// `--control-socket`, resolved.
-    let controlSocket: String?
-    /// `--log-level`, `--log-format`, `--access-log`.
-    let logOptions: LogOptions
 
     init(parsing parser: inout OptionParser) throws(UsageError) {
         commandLine = parser.commandLine
         try ConfigOption.apply(to: &parser, command: Self.name)
         let expected = "IP:PORT (IPv6 as [IP]:PORT)"
-        var dns = DNSServer.Configuration()
         let dnsAddresses = try parser.values("--dns-listen", as: SocketAddress.self, expected: expected)
-        dns.listenAddresses = dnsAddresses.isEmpty ? [SocketAddress(Self.defaultDNSListen)!] : dnsAddresses
+        var dns = ServiceConfiguration.DNS(listenAddresses: dnsAddresses.isEmpty ? [SocketAddress(Self.defaultDNSListen)!] : dnsAddresses)
         dns.allowRemote = try parser.flag("--allow-remote")
         let proxyAddress = try parser.value("--listen", as: SocketAddress.self, expected: expected)
-        blockedAnswer = try parser.values("--blocked-answer") { text throws(UsageError) -> BlockedAnswer in
+        dns.blockedAnswer = try parser.values("--blocked-answer") { text throws(UsageError) -> BlockedAnswer in
             guard let answer = BlockedAnswer(rawValue: text) else {
                 throw .invalidValue(option: "--blocked-answer", reason: "'\(text)' is not nxdomain or unspecified")
             }
             return answer
         }.last ?? .nxdomain
-        rules = try RulesOption.parse(&parser)
+        let rules = try RulesOption.parse(&parser)
         // Parsed without --listen too, so that a proxy-only option there is named rather than unknown.
         let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyOptions.defaultListen)!,
                                      allowRemote: dns.allowRemote, rules: rules,
@@ -146,31 +130,18 @@ struct ServeCommand: ServiceCommand {
         if proxyAddress == nil, let option = proxy.given.first(where: parser.given.contains) {
             throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
         }
-        let options = try TrustedOptions(parsing: &parser)
-        cacheOptions = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
-        watch = try WatchOptions.parse(&parser, listening: dns.listenAddresses)
-        metricsOptions = try MetricsOptions(parsing: &parser, allowRemote: dns.allowRemote)
-        controlSocket = try ControlSocketPath.option(&parser)
-        logOptions = try LogOptions(parsing: &parser)
-        try parser.finish()
+        let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: dns.allowRemote, watchBeside: dns.listenAddresses)
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
                 throw .invalidValue(option: "--dns-listen", reason: "\(address) is not a loopback address; "
                                     + "add --allow-remote to let other hosts use it")
             }
         }
-        proxyOptions = proxyAddress == nil ? nil : proxy
-        dnsConfiguration = dns
-        resolverConfiguration = options.configuration(useTCP: false)
-        family = options.family
-    }
-
-    /// What the service runs with.
-    var configuration: ServiceConfiguration {
-        ServiceConfiguration(dns: ServiceConfiguration.DNS(listenAddresses: dnsConfiguration.listenAddresses,
-                                                 allowRemote: dnsConfiguration.allowRemote, blockedAnswer: blockedAnswer),
-                        proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration, family: family, rules: rules,
-                        cacheOptions: cacheOptions, controlSocket: controlSocket, metrics: metricsOptions, watch: watch, log: logOptions)
+        configuration = ServiceConfiguration(dns: dns, proxyOptions: proxyAddress == nil ? nil : proxy,
+                                             resolverConfiguration: groups.trusted.configuration(useTCP: false),
+                                             family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
+                                             controlSocket: groups.controlSocket, metrics: groups.metrics, watch: groups.watch,
+                                             log: groups.log)
     }
 
     /// A default of the watch's configuration, in seconds, for the help.

@@ -244,6 +244,9 @@ public actor Service {
 
     /// Starts the proxy `options` describe on the cache, printing where it listens.
     func startProxy(_ options: ProxyOptions, _ settings: ServiceConfiguration) -> Result<RunningProxy, ListenError> {
+        // The service's rules, whatever the proxy's configuration held (the command line puts the same there).
+        var options = options
+        options.configuration.rules = settings.rules
         do throws(ListenError) {
             let started = try options.start(resolver: FamilyResolver(inner: cache, family: settings.family),
                                             metrics: counters.proxy, accessLog: accessLog)

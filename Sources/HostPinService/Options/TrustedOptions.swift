@@ -86,6 +86,30 @@ package struct TrustedOptions: Sendable {
         return configuration
     }
 
+    /// The trusted resolver these options describe (``makeResolver(_:log:)``): what `compare` asks.
+    ///
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` when a transport cannot be set up.
+    package func makeResolver(useTCP: Bool = false, log: ServiceLog = .console) async throws(ResolutionError) -> TrustedResolver {
+        try await Self.makeResolver(configuration(useTCP: useTCP), log: log)
+    }
+
+    /// The resolver chain of a one-shot command (`lookup`, `fetch`): the trusted resolver behind a cache
+    /// with single-flight — `cache`'s (its file loaded, at most `maximumEntries` answers when given) or the
+    /// library's default one — so that a name asked again sends no query while its answer is fresh.
+    ///
+    /// - Returns: The resolver, and what writes the cache file at the end (`nil` without one).
+    /// - Throws: ``ResolutionError/setupFailed(_:)`` when a transport cannot be set up.
+    package func makeCachingResolver(useTCP: Bool = false, cache options: CacheOptions? = nil, maximumEntries: Int? = nil,
+                                     log: ServiceLog = .console) async throws(ResolutionError)
+        -> (resolver: CachingResolver, keeper: CacheKeeper?)
+    {
+        guard let options else { return (CachingResolver(upstream: try await makeResolver(useTCP: useTCP, log: log)), nil) }
+        let cache = options.makeCache(maximumEntries: maximumEntries, refreshAhead: false)
+        let caching = CachingResolver(upstream: try await makeResolver(useTCP: useTCP, log: log), cache: cache)
+        let keeper = await options.start(caching, family: family, periodicSaving: false, log: log)
+        return (caching, keeper)
+    }
+
     /// The resolver for `configuration`, once the NAME of every encrypted upstream without a bootstrap
     /// address has been looked up through the plain upstreams listed (once, at start), each lookup told
     /// in `log`.
