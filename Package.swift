@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HostPinURL", targets: ["HostPinURL"]),
         .library(name: "HostPinProxy", targets: ["HostPinProxy"]),
         .library(name: "HostPinDNS", targets: ["HostPinDNS"]),
+        .library(name: "HostPinNet", targets: ["HostPinNet"]),
         .library(name: "HostPinService", targets: ["HostPinService"]),
         .executable(name: "hostpin", targets: ["HostPinCLI"]),
     ],
@@ -90,6 +91,10 @@ let package = Package(
         .testTarget(
             name: "HostPinDNSTests",
             dependencies: ["HostPinDNS", "HostPinNet", "HostPinTestSupport", "CLDNS"]
+        ),
+        .testTarget(
+            name: "HostPinServiceTests",
+            dependencies: ["HostPinService", "HostPin", "HostPinNet", "HostPinTestSupport"]
         ),
         .testTarget(
             name: "HostPinCLITests",

@@ -1,0 +1,68 @@
+import HostPin
+import HostPinNet
+import HostPinService
+import HostPinTestSupport
+import Testing
+
+/// ``Service/reload(to:)``: a good configuration is put in force at once, keeping the cache; a bad one
+/// changes nothing (the same all-or-nothing rule as SIGHUP).
+@Suite struct ServiceReloadTests {
+    @Test func aChangedRuleIsInForceForTheStubAndTheProxyAndTheCacheIsKept() async throws {
+        let kept = KeptLog()
+        var configuration = try ServiceLab.configuration()
+        let service = try await Service.start(configuration, log: kept.log)
+        let listeners = await service.listeners
+        let dns = try #require(listeners.dns.first)
+        let proxy = try #require(listeners.proxy)
+        #expect(try await ServiceLab.ask(dns, "cdn.example.test") == .noError("127.0.0.11"))
+        let entries = await service.statistics.cache.entries
+
+        configuration.rules = try ServiceLab.rules(#"{"rules": [{"action": "block", "host": "www.example.test"}]}"#)
+        let reload = try await service.reload(to: configuration)
+        #expect(reload.changes == ["1 rule"])
+        #expect(reload.waitingForRestart.isEmpty)
+        #expect(try await ServiceLab.ask(dns, "www.example.test") == .nxdomain)
+        #expect(try await ServiceLab.curl(proxy, try ServiceLab.url()).status == "403")
+        // Not blocked, and still cached: the reload kept the cache.
+        #expect(try await ServiceLab.ask(dns, "cdn.example.test") == .noError("127.0.0.11"))
+        let statistics = await service.statistics
+        #expect(statistics.cache.entries >= entries)
+        #expect(statistics.reloads == 1)
+        #expect(statistics.ruleCount == 1)
+        #expect(await service.listeners == listeners)
+        await service.stop()
+        #expect(kept.contains("hostpin: reloaded: 1 rule"))
+    }
+
+    @Test func aProxyAddressInUseRefusesTheWholeReload() async throws {
+        let kept = KeptLog()
+        var configuration = try ServiceLab.configuration()
+        let service = try await Service.start(configuration, log: kept.log)
+        let listeners = await service.listeners
+        let dns = try #require(listeners.dns.first)
+        // A new rule, and the proxy moved to where the stub listens over TCP: the move fails, so the rule
+        // must not be in force either.
+        configuration.rules = try ServiceLab.rules(#"{"rules": [{"action": "block", "host": "www.example.test"}]}"#)
+        configuration.proxyOptions?.configuration.listenAddress = dns
+        do {
+            try await service.reload(to: configuration)
+            Issue.record("the reload was applied")
+        } catch {
+            guard case .reloadRefused(let reason) = error else {
+                Issue.record("expected a refused reload, got \(error)")
+                await service.stop()
+                return
+            }
+            #expect(reason.contains("\(dns)"))
+        }
+        #expect(try await ServiceLab.ask(dns, "www.example.test") == .noError("127.0.0.10"))
+        let reply = try await ServiceLab.curl(try #require(listeners.proxy), try ServiceLab.url())
+        #expect(reply.status == "200")
+        let statistics = await service.statistics
+        #expect(statistics.reloads == 0)
+        #expect(statistics.ruleCount == 0)
+        #expect(await service.listeners == listeners)
+        await service.stop()
+        #expect(kept.contains("hostpin: reload refused, nothing changed: "))
+    }
+}
