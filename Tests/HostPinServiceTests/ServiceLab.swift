@@ -43,8 +43,8 @@ enum ServiceLab {
 
     /// Asks the stub at `address` for `name`'s A records with dig, as any DNS client would.
     static func ask(_ address: SocketAddress, _ name: String) async throws -> Answer {
-        let result = try await ProcessRunner.run("/usr/bin/dig", ["@\(address.address)", "-p", "\(address.port)", "+time=5",
-                                                                  "+tries=1", "+noall", "+comments", "+answer", name, "A"])
+        let result = try await ProcessRunner.run("/usr/bin/dig", ["@\(address.address)", "-p", "\(address.port)", "+time=10",
+                                                                  "+tries=2", "+noall", "+comments", "+answer", name, "A"])
         var status = "no answer: \(result.standardOutput) \(result.standardError)"
         var addresses: [String] = []
         for line in result.standardOutput.split(separator: "\n") {
