@@ -1,5 +1,4 @@
 import HostPin
-import HostPinService
 
 /// Formats a resolution as `dig +noall +answer` does: one answer-section line per record, CNAMEs first
 /// (each with its own TTL), then the address records, owner names absolute with a trailing dot.

@@ -1,6 +1,5 @@
 import Foundation
 import HostPin
-import HostPinService
 
 /// Formats outcomes as JSON Lines: one object per line, keys sorted so output is stable and diffable.
 ///

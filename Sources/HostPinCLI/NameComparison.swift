@@ -1,5 +1,4 @@
 import HostPin
-import HostPinService
 
 /// What `compare` found for one name: both answers and the verdict.
 struct NameComparison: Sendable {

@@ -1,5 +1,4 @@
 import HostPin
-import HostPinService
 import Synchronization
 
 /// Where the outcomes of a ``BatchResolution`` wait for `hostpin lookup`'s loop, which takes them all at

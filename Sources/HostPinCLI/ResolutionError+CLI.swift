@@ -1,5 +1,4 @@
 import HostPin
-import HostPinService
 
 extension ResolutionError {
     /// The stable `code` string of `--json` error objects. Exhaustive on purpose: a new library case

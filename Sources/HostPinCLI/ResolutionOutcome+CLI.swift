@@ -1,5 +1,4 @@
 import HostPin
-import HostPinService
 
 extension ResolutionOutcome {
     /// The addresses, or NXDOMAIN or NODATA as the error ``HostResolver/resolve(_:family:)`` throws.

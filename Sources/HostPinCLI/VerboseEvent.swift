@@ -1,6 +1,5 @@
 import Foundation
 import HostPin
-import HostPinService
 import HostPinURL
 
 /// `fetch -v`: the interceptor's event for the request as lines in curl `-v`'s habit, each starting with
