@@ -23,6 +23,7 @@ let targets: [(name: String, products: [String])] = [
     ("FuzzResponseHead", ["HostPinProxy"]),
     ("FuzzDNSReply", ["HostPin"]),
     ("FuzzRedirect", ["HostPin", "HostPinURL"]),
+    ("FuzzConfig", ["HostPin", "HostPinService"]),
 ]
 
 let package = Package(
