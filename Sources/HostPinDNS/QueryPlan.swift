@@ -36,8 +36,11 @@ enum QueryPlan: Sendable, Hashable {
         // Parsing lower-cases the name; `localhost` stays (the resolver answers it with loopback).
         guard let name = try? HostName.parse(question.name), name.literalAddress == nil else {
             guard let special else { return .forward }
-            return .answer(DNSAnswer(special: special, name: question.name, type: question.type)
-                ?? answer([.loopbackV4, .loopbackV6], family: question.type == .a ? .v4 : .v6))
+            // The resolver cannot take such a `localhost` name: its loopback address is answered here, TTL 0
+            // as the resolver's (RFC 6761 §6.3).
+            return .answer(DNSAnswer(special: special, name: question.name, type: question.type) ?? DNSAnswer(
+                rcode: .noerror, records: [DNSRecord(owner: .question, ttl: 0,
+                                                     data: .address(question.type == .a ? .loopbackV4 : .loopbackV6))]))
         }
         let family: AddressFamily? = switch question.type {
         case .a: .v4

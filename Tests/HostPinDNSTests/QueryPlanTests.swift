@@ -71,6 +71,9 @@ import Testing
     @Test func localhostAddressesAreStillResolvedToLoopback() throws {
         #expect(Self.plan("localhost", type: 1) == .resolve(try HostName.parse("localhost"), .v4))
         #expect(Self.plan("app.localhost", type: 28) == .resolve(try HostName.parse("app.localhost"), .v6))
+        // A name the resolver cannot take is answered here, as the resolver would.
+        #expect(Self.plan("a\\032b.localhost", type: 28)
+                    == .answer(DNSAnswer(rcode: .noerror, records: [DNSRecord(owner: .question, ttl: 0, data: .address(.loopbackV6))])))
     }
 
     @Test func aRuleStillDecidesForASpecialUseName() throws {
