@@ -33,7 +33,7 @@ enum DigFormatter {
     /// need none.
     static func marker(for source: Resolution.Source) -> String {
         switch source {
-        case .upstream, .cache, .literal, .negativeCache: ""
+        case .upstream, .cache, .literal, .negativeCache, .specialUse: ""
         case .stale: " ; stale"
         case .untrusted: " ; untrusted"
         case .pinned: " ; pinned"

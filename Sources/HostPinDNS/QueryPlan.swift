@@ -19,17 +19,29 @@ enum QueryPlan: Sendable, Hashable {
     ///
     /// In order: an EDNS version other than 0 gets BADVERS (RFC 6891 §6.1.3); a class other than IN,
     /// and zone transfers (AXFR, IXFR), get REFUSED: HostPin serves only Internet addresses and has no
-    /// zone; a name that is not a host name (an IP literal, escaped octets, the root) is forwarded; then
-    /// the rules decide for the name (``Rules/decide(_:)`` with the name as a tunnel's host, so `host`
-    /// rules apply and URL rules cannot): `block` answers ``BlockedAnswer``, `pin` its addresses; ANY is
+    /// zone; a name that is not a host name (an IP literal, escaped octets, the root) is forwarded unless
+    /// it is of a special-use zone; then the rules decide for the name (``Rules/decide(_:)`` with the name
+    /// as a tunnel's host, so `host` rules apply and URL rules cannot): `block` answers ``BlockedAnswer``,
+    /// `pin` its addresses; a special-use name (``HostPin/SpecialUseName``) is answered here for every type
+    /// (``DNSAnswer/init(special:name:type:)``; `localhost`'s A and AAAA are resolved, to loopback); ANY is
     /// answered minimally (RFC 8482); A and AAAA are resolved; any other type is forwarded.
     static func make(for query: DNSQuery, rules: Rules, blocked: BlockedAnswer) -> QueryPlan {
         if let edns = query.header.edns, edns.version != 0 { return .answer(DNSAnswer(rcode: .badvers)) }
         let question = query.question
         guard question.dnsClass == DNSQuestion.internetClass else { return .answer(.refused) }
         guard question.type != .axfr, question.type != .ixfr else { return .answer(.refused) }
+        // A special-use name (HostPin's SpecialUseName: `onion`, `local`, the RFC 6303 reverse zones, …)
+        // never goes upstream, not even one that is no host name (`a\032b.onion`).
+        let special = SpecialUseName.entry(containing: question.name)
         // Parsing lower-cases the name; `localhost` stays (the resolver answers it with loopback).
-        guard let name = try? HostName.parse(question.name), name.literalAddress == nil else { return .forward }
+        guard let name = try? HostName.parse(question.name), name.literalAddress == nil else {
+            guard let special else { return .forward }
+            // The resolver cannot take such a `localhost` name: its loopback address is answered here, TTL 0
+            // as the resolver's (RFC 6761 §6.3).
+            return .answer(DNSAnswer(special: special, name: question.name, type: question.type) ?? DNSAnswer(
+                rcode: .noerror, records: [DNSRecord(owner: .question, ttl: 0,
+                                                     data: .address(question.type == .a ? .loopbackV4 : .loopbackV6))]))
+        }
         let family: AddressFamily? = switch question.type {
         case .a: .v4
         case .aaaa: .v6
@@ -44,6 +56,9 @@ enum QueryPlan: Sendable, Hashable {
         case .pass, .respond, .redirect, .send(.resolve, _):
             // HTTP-level rules (respond, redirect, header) and `pass` leave the name's addresses alone.
             break
+        }
+        if let special, let answer = DNSAnswer(special: special, name: question.name, type: question.type) {
+            return .answer(answer)
         }
         if question.type == .any { return .answer(.minimalAny) }
         guard let family else { return .forward }

@@ -103,7 +103,7 @@ extension PinnedURLProtocol {
             case .cache, .negativeCache: self = .cache
             case .stale: self = .stale
             case .untrusted: self = .untrusted
-            case .literal: self = .literal
+            case .literal, .specialUse: self = .literal
             case .pinned: self = .pinned
             }
         }

@@ -117,13 +117,13 @@ import Testing
 
     @Test func upstreamFailureOutranksNXDOMAIN() async throws {
         // NSD refuses names outside its zone: REFUSED is an upstream failure (3), NXDOMAIN an answer (1).
-        let result = try await lookup("nx.example.test", "outside.invalid", "www.example.test")
+        let result = try await lookup("nx.example.test", "outside.example.org", "www.example.test")
         #expect(result.status == 3)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
         let errors = result.standardError.split(separator: "\n")
         #expect(errors.count == 2)
         #expect(errors.first == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)")
-        #expect(errors.last == "hostpin: outside.invalid: no trusted upstream answered: \(lab.trustedDNS): REFUSED")
+        #expect(errors.last == "hostpin: outside.example.org: no trusted upstream answered: \(lab.trustedDNS): REFUSED")
     }
 
     @Test func closedPortUpstreamExitsThree() async throws {

@@ -60,12 +60,12 @@ import Testing
     }
 
     @Test func failedNamesGiveErrorObjectsInArgumentOrder() async throws {
-        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "outside.invalid",
+        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "outside.example.org",
                                             "--json", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 3)
         let objects = try objects(result)
         #expect(objects.count == 3)
-        #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "outside.invalid"])
+        #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "outside.example.org"])
         #expect(Set(objects[0].keys) == ["name", "error", "code", "source"])
         #expect(objects[0]["code"] as? String == "nxdomain")
         #expect(objects[0]["error"] as? String == "nx.example.test: NXDOMAIN (the name does not exist)")

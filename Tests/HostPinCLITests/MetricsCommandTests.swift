@@ -150,6 +150,51 @@ import Glibc
         #expect(try await serve.exitStatus() == 0)
     }
 
+    /// `hostpin ctl upstreams` at `socket`: its lines.
+    private static func upstreams(_ socket: String) async throws -> [String] {
+        let result = try await HostPinBinary.run(["ctl", "--control-socket", socket, "upstreams"])
+        #expect(result.status == 0, "\(result.standardError)")
+        return result.standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    @Test func namesTheUpstreamRefusesLeaveItHealthyWhileASilentOneIsHeldDown() async throws {
+        let folder = try ConfigFileTests.folder([:])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("control").path
+        let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description,
+                                            "--metrics-listen", "127.0.0.1:0", "--control-socket", socket])
+        defer { serve.kill() }
+        let dns = try #require(serve.dnsAddresses.first)
+        let metrics = try #require(serve.metricsAddress)
+        // The lab's NSD serves example.test only and refuses the rest: each of these is SERVFAIL for the
+        // client, and an answer about one name, not an outage, for the health.
+        for number in 1...8 {
+            #expect(try await Self.dig(dns, "bad\(number).example.org").contains("status: SERVFAIL"))
+        }
+        #expect(try await Self.upstreams(socket) == ["\(lab.trustedDNS) healthy"])
+        #expect(try await Self.curl("-w", " %{http_code}", "http://\(metrics)/healthz") == "ok\n 200")
+        let scrape = Self.samples(try await Self.curl("http://\(metrics)/metrics"))
+        let upstream = "upstream=\"\(lab.trustedDNS)\""
+        #expect(scrape.contains("hostpin_upstream_healthy{\(upstream)} 1"))
+        #expect(scrape.contains("hostpin_upstream_failures_total{\(upstream),reason=\"refused\"} 8"), "\(scrape)")
+        #expect(try await Self.dig(dns, "+short", "cdn.example.test") == "127.0.0.11\n")  // and it answers its own zone
+
+        // A UDP port that never answers: held down after one query, /healthz 503.
+        try await SilentUpstream.with { silent in
+            let quiet = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", silent, "--timeout", "2",
+                                                "--metrics-listen", "127.0.0.1:0", "--control-socket", socket + "2"])
+            defer { quiet.kill() }
+            let quietDNS = try #require(quiet.dnsAddresses.first)
+            let quietMetrics = try #require(quiet.metricsAddress)
+            #expect(try await Self.dig(quietDNS, "www.example.test").contains("status: SERVFAIL"))
+            let lines = try await Self.upstreams(socket + "2")
+            #expect(lines.count == 1 && lines.first?.hasPrefix("\(silent) held down after 1 failure, ") == true, "\(lines)")
+            let down = try await Self.curl("-w", " %{http_code}", "http://\(quietMetrics)/healthz")
+            #expect(down.hasPrefix("no trusted upstream is healthy (\(silent): held down after 1 failure, "), "\(down)")
+            #expect(down.hasSuffix(")\n 503"), "\(down)")
+        }
+    }
+
     @Test func theProxyCommandServesItsOwnMetrics() async throws {
         let proxy = try await ServeProcess(["--listen", "127.0.0.1:0", "--allow-private", "--server", lab.trustedDNS.description,
                                             "--metrics-listen", "127.0.0.1:0"], command: "proxy")

@@ -172,7 +172,7 @@ import Testing
         #expect(response.rcode == 0)
         #expect(response.data(ofType: 16) == ["\"hostpin lab\" \"forwarded\""])
         #expect(failing.queries.map(\.description) == ["udp TXT info.example.test servfail"])
-        #expect(trusted.health.status(of: failing.address) != .healthy)
+        #expect(trusted.health.status(of: failing.address) == .healthy)  // one name's SERVFAIL is no outage
     }
 
     @Test func aForwardedAnswerIsCachedForItsTTL() async throws {

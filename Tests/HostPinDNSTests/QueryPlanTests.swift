@@ -40,6 +40,55 @@ import Testing
         #expect(Self.plan(name) == .forward)
     }
 
+    /// The synthetic SOA record of a special-use zone (RFC 6303 §3's fields, TTL 60).
+    private static func syntheticSOA(_ zone: String) -> DNSRecord.Data {
+        .startOfAuthority(SOARecord(zone: zone, ttl: 60, primaryServer: zone, mailbox: "nobody.invalid", serial: 1,
+                                    refresh: 3600, retry: 1200, expire: 604_800, minimum: 10_800))
+    }
+
+    /// Special-use names are answered for every type, never forwarded nor resolved: the RCODE, and the zone's
+    /// synthetic SOA record in the authority section (in the answer section for an SOA query at the apex).
+    @Test(arguments: [
+        ("x.onion", 1, DNSResponseCode.nxdomain, "onion"), ("X.Onion", 15, .nxdomain, "onion"), ("x.invalid", 28, .nxdomain, "invalid"),
+        ("x.invalid", 255, .nxdomain, "invalid"), ("printer.local", 1, .nxdomain, "local"),
+        ("1.1.168.192.in-addr.arpa", 12, .nxdomain, "168.192.in-addr.arpa"), ("1.0.0.127.in-addr.arpa", 12, .nxdomain, "127.in-addr.arpa"),
+        ("1.1.20.172.in-addr.arpa", 12, .nxdomain, "20.172.in-addr.arpa"), ("b.a.d.f.ip6.arpa", 12, .nxdomain, "d.f.ip6.arpa"),
+        ("nas.home.arpa", 1, .nxdomain, "home.arpa"), ("home.arpa", 1, .noerror, "home.arpa"),
+        ("_dns.resolver.arpa", 64, .noerror, "resolver.arpa"), ("resolver.arpa", 1, .noerror, "resolver.arpa"),
+        ("localhost", 15, .noerror, "localhost"), ("a\\\\.onion", 16, .nxdomain, "onion"), ("a\\032b.onion", 1, .nxdomain, "onion"),
+    ] as [(String, UInt16, DNSResponseCode, String)])
+    func specialUseNamesAreAnsweredHere(name: String, type: UInt16, rcode: DNSResponseCode, zone: String) {
+        let soa = DNSRecord(owner: .name(zone), ttl: 60, data: Self.syntheticSOA(zone))
+        #expect(Self.plan(name, type: type) == .answer(DNSAnswer(rcode: rcode, authority: [soa])))
+    }
+
+    @Test func anSOAQueryAtASpecialUseApexIsAnsweredWithTheSOA() {
+        #expect(Self.plan("home.arpa", type: 6) == .answer(DNSAnswer(rcode: .noerror, records: [
+            DNSRecord(owner: .question, ttl: 60, data: Self.syntheticSOA("home.arpa")),
+        ])))
+    }
+
+    @Test func localhostAddressesAreStillResolvedToLoopback() throws {
+        #expect(Self.plan("localhost", type: 1) == .resolve(try HostName.parse("localhost"), .v4))
+        #expect(Self.plan("app.localhost", type: 28) == .resolve(try HostName.parse("app.localhost"), .v6))
+        // A name the resolver cannot take is answered here, as the resolver would.
+        #expect(Self.plan("a\\032b.localhost", type: 28)
+                    == .answer(DNSAnswer(rcode: .noerror, records: [DNSRecord(owner: .question, ttl: 0, data: .address(.loopbackV6))])))
+    }
+
+    @Test func aRuleStillDecidesForASpecialUseName() throws {
+        let rules = try Rules(json: Data("""
+            {"rules": [{"action": "pin", "host": "printer.home.arpa", "addresses": ["192.168.1.20"]}]}
+            """.utf8), relativeTo: URL(fileURLWithPath: "/"))
+        #expect(Self.plan("printer.home.arpa", type: 1, rules: rules)
+                    == .answer(DNSAnswer(rcode: .noerror, records: [DNSRecord(owner: .question, ttl: 60, data: .address(IPAddress("192.168.1.20")!))])))
+    }
+
+    @Test(arguments: ["www.example.test", "x.test", "x.example", "8.8.8.8.in-addr.arpa"])
+    func testAndExampleAndPublicReverseNamesAreStillForwarded(_ name: String) {
+        #expect(Self.plan(name, type: 12) == .forward)
+    }
+
     @Test func theRootIsForwarded() {
         #expect(Self.plan(".", type: 2) == .forward)
     }

@@ -12,6 +12,13 @@ public struct Lab: Sendable {
     public let countDNS: Upstream
     /// The counting NSD's configuration file, for `nsd-control -c`.
     public let countNSDConf: String
+    /// The signed lab world (DNSSEC; zones/signed/README.md): one NSD serving the lab root, `test.`,
+    /// `example.test.` and its children, signed at every `scripts/lab up`; nil for a lab started by an
+    /// older `scripts/lab`.
+    public let signedDNS: Upstream?
+    /// The signed lab root's DS, in the format of Debian's dns-root-data files; `delv.conf` beside it holds
+    /// the same anchor for `delv -a`. Nil for a lab started by an older `scripts/lab`.
+    public let trustAnchor: String?
     /// The hijacker (dnsmasq): every name under example.test → 127.0.0.66.
     public let hijackDNS: Upstream
     /// The hijacker's query log.
@@ -84,6 +91,8 @@ public struct Lab: Sendable {
         guard let httpsPort = UInt16(try text("LAB_HTTPS_PORT")) else { throw Problem.missing("LAB_HTTPS_PORT") }
         return Lab(trustedDNS: try upstream("LAB_TRUSTED_DNS"), trustedDNS2: try upstream("LAB_TRUSTED_DNS_2"),
                    countDNS: try upstream("LAB_COUNT_DNS"), countNSDConf: try text("LAB_COUNT_NSD_CONF"),
+                   signedDNS: optional("LAB_SIGNED_DNS").flatMap { Upstream($0) },
+                   trustAnchor: optional("LAB_TRUST_ANCHOR"),
                    hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
                    httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"),
                    dohURL: optional("LAB_DOH_URL"), dotServer: optional("LAB_DOT_SERVER"),

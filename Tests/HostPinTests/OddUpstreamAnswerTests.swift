@@ -73,7 +73,7 @@ import Testing
         let resolution = try await resolver.resolve("dual.example.test", family: .any)
         #expect(resolution.upstream == lab.trustedDNS)
         #expect(resolution.ipAddresses.map(\.description) == ["127.0.0.10", "::1"])
-        #expect(resolver.health.status(of: half.address) == .heldDown(failures: 1, remaining: .seconds(1)))
+        #expect(resolver.health.status(of: half.address) == .healthy)  // one name's SERVFAIL is no outage
     }
 
     @Test func itsAddressesAreTheAnswerWhenNoUpstreamDoesBetter() async throws {

@@ -8,10 +8,13 @@ import Testing
     let lab: Lab
     init() throws { lab = try Lab.current() }
 
-    private func trusted(_ upstreams: [Upstream], clock: ManualClock = ManualClock()) throws -> TrustedResolver {
+    private func trusted(_ upstreams: [Upstream], clock: ManualClock = ManualClock(), timeout: Duration? = nil) throws
+        -> TrustedResolver
+    {
         var configuration = TrustedResolver.Configuration(upstreams: upstreams)
         configuration.budget = .seconds(20)
         configuration.tries = 1
+        if let timeout { configuration.timeout = timeout }
         return try TrustedResolver(configuration: configuration, clock: clock)
     }
 
@@ -59,26 +62,42 @@ import Testing
     }
 
     @Test func healthIsOkUntilNoTrustedUpstreamIsHealthyOrTheServiceStops() async throws {
-        let fault = try await FaultServer(mode: .servfail, upstream: nil)
-        defer { fault.stop() }
+        let silent = try await FaultServer(mode: .drop, upstream: nil)
+        defer { silent.stop() }
         let clock = ManualClock()
-        let trusted = try trusted([fault.address, lab.trustedDNS], clock: clock)
+        let trusted = try trusted([silent.address, lab.trustedDNS], clock: clock, timeout: .milliseconds(300))
         let metrics = ServiceMetrics(resolver: trusted, cache: ResolutionCache())
         #expect(metrics.health == ServiceHealth(stopping: false, upstreams: trusted.health))
         #expect(metrics.health.isHealthy && metrics.health.reason == "ok")
 
-        _ = try await trusted.resolve("www.example.test", family: .v4)  // the fault server fails, NSD answers
+        _ = try await trusted.resolve("www.example.test", family: .v4)  // the silent server times out, NSD answers
         #expect(metrics.health.isHealthy)  // one healthy upstream is enough
-        #expect(metrics.exposition().contains("hostpin_upstream_healthy{upstream=\"\(fault.address)\"} 0\n"))
+        #expect(metrics.exposition().contains("hostpin_upstream_healthy{upstream=\"\(silent.address)\"} 0\n"))
 
-        let lone = try self.trusted([fault.address], clock: clock)
+        let lone = try self.trusted([silent.address], clock: clock, timeout: .milliseconds(300))
         let alone = ServiceMetrics(resolver: lone, cache: ResolutionCache())
         _ = try? await lone.resolve("www.example.test", family: .v4)
         #expect(!alone.health.isHealthy)
-        #expect(alone.health.reason == "no trusted upstream is healthy (\(fault.address): held down after 1 failure, 1 s left)")
-        #expect(alone.exposition().contains("hostpin_upstream_consecutive_failures{upstream=\"\(fault.address)\"} 1\n"))
+        #expect(alone.health.reason == "no trusted upstream is healthy (\(silent.address): held down after 1 failure, 1 s left)")
+        #expect(alone.exposition().contains("hostpin_upstream_consecutive_failures{upstream=\"\(silent.address)\"} 1\n"))
 
         metrics.markStopping()
         #expect(!metrics.health.isHealthy && metrics.health.reason == "stopping")
+    }
+
+    @Test(arguments: [FaultServer.Mode.servfail, .refused])
+    func oneNamesFailingAnswerLeavesTheServiceHealthy(mode: FaultServer.Mode) async throws {
+        let fault = try await FaultServer(mode: mode, upstream: nil)
+        defer { fault.stop() }
+        let lone = try trusted([fault.address])
+        let metrics = ServiceMetrics(resolver: lone, cache: ResolutionCache())
+        _ = try? await lone.resolve("www.example.test", family: .v4)
+        #expect(fault.queries.count == 1)
+        // The upstream answered, only not for that name: reachable, so healthy, and /healthz ok.
+        #expect(metrics.health.isHealthy && metrics.health.reason == "ok")
+        let samples = Self.samples(metrics.exposition())
+        #expect(samples.contains("hostpin_upstream_healthy{upstream=\"\(fault.address)\"} 1"))
+        #expect(samples.contains("hostpin_upstream_consecutive_failures{upstream=\"\(fault.address)\"} 0"))
+        #expect(samples.contains("hostpin_upstream_failures_total{upstream=\"\(fault.address)\",reason=\"\(mode.name)\"} 1"))
     }
 }

@@ -98,7 +98,7 @@ enum RefreshBench {
                     switch try await resolver.resolveDetailed(name, family: .v4).source {
                     case .cache, .negativeCache: break
                     case .stale: tally.stale += 1
-                    case .upstream, .literal, .pinned, .untrusted: waited = true
+                    case .upstream, .literal, .specialUse, .pinned, .untrusted: waited = true
                     }
                 } catch {
                     tally.failures += 1

@@ -48,10 +48,8 @@ public final class CachingResolver: HostResolver {
     ///   when no stale answer may stand in; ``ResolutionError/cancelled`` for a caller whose task was
     ///   cancelled (the others still get the answer).
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
-        if let literal = Resolution.literal(for: name, family: family) {
-            guard !literal.addresses.isEmpty else { throw .nodata(name, family) }
-            return literal
-        }
+        // An IP literal, `localhost`, or a special-use name (``SpecialUseName``): no cache, no upstream.
+        if let local = ResolutionOutcome.literal(for: name, family: family) { return try local.get() }
         let now = cache.now()
         switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
         case .addresses(let addresses, let generation):

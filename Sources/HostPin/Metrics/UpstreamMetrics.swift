@@ -183,12 +183,13 @@ public final class UpstreamMetrics: Sendable {
         }
         let statuses = upstreams.indices.map { health.status(at: $0) }
         exposition.family("hostpin_upstream_healthy", .gauge,
-                          help: "1 when the trusted upstream is asked in preference order, 0 while it is held down after failures.")
+                          help: "1 when the trusted upstream is asked in preference order, 0 while it is held down after failures "
+                              + "across names, or SERVFAIL or REFUSED for 10 distinct names within 10 s.")
         for (label, status) in zip(labels, statuses) {
             exposition.sample("hostpin_upstream_healthy", labels: label, status == .healthy ? 1 : 0)
         }
         exposition.family("hostpin_upstream_consecutive_failures", .gauge,
-                          help: "Failures of the trusted upstream in a row (0 once it answers again).")
+                          help: "Hold-downs of the trusted upstream in a row (0 once it answers again).")
         for (label, status) in zip(labels, statuses) {
             let failures = switch status {
             case .healthy: 0

@@ -31,7 +31,8 @@ public struct NegativeAnswer: Sendable, Hashable {
     public let upstream: Upstream?
     /// How this value was obtained: ``Resolution/Source/upstream``, ``Resolution/Source/negativeCache``,
     /// ``Resolution/Source/untrusted`` (the fallback; never cached) or ``Resolution/Source/literal``
-    /// (an IP literal or `localhost` without an address of the family; never cached).
+    /// (an IP literal or `localhost` without an address of the family; never cached) or
+    /// ``Resolution/Source/specialUse`` (a special-use name answered on the host; never cached).
     public let source: Resolution.Source
     /// Wall-clock time the answer was received.
     public let receivedAt: Date

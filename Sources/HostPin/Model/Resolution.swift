@@ -26,6 +26,10 @@ public struct Resolution: Sendable, Hashable {
         case pinned
         /// Answered from the name itself: an IP literal, or `localhost` (RFC 6761 §6.3). No query was sent.
         case literal
+        /// A name of a special-use zone that HostPin answers itself (``SpecialUseName``: `onion`, `invalid`,
+        /// `local`, `home.arpa`, `resolver.arpa`, the RFC 6303 reverse zones): NXDOMAIN or NODATA with the
+        /// zone's synthetic SOA record; only a ``NegativeAnswer`` carries it. No query was sent; never cached.
+        case specialUse
         /// Received from a resolver the caller did not trust: the system's or `--local` (for comparison), or
         /// the opted-in fallback after every trusted upstream failed. Never cached.
         case untrusted

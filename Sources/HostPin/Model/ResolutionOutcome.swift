@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a resolution ended when it ended with an answer: addresses or a negative answer, and how many
 /// seconds that answer may still be used. Failures (no upstream answered, the budget ran out, the task
 /// was cancelled) are thrown instead.
@@ -63,12 +65,21 @@ extension ResolutionOutcome {
         ResolutionOutcome(answer: .negative(negative), ttlLeft: negative.ttl, age: 0)
     }
 
-    /// The answer for an IP literal or `localhost` (``Resolution/literal(for:family:)``), made without a
-    /// query: its addresses of `family`, or NODATA when it has none; `nil` for every other name.
+    /// The answer made without a query: for an IP literal or `localhost` (``Resolution/literal(for:family:)``),
+    /// its addresses of `family`, or NODATA when it has none; for a name of a special-use zone
+    /// (``SpecialUseName``: `invalid`, `onion`, `local`, `home.arpa`, `resolver.arpa`, the RFC 6303 reverse
+    /// zones) the zone's NXDOMAIN or NODATA with its synthetic SOA record, source
+    /// ``Resolution/Source/specialUse``; `nil` for every other name. Every resolution asks this first, so
+    /// none of these names reaches the cache or an upstream.
     static func literal(for name: HostName, family: AddressFamily) -> ResolutionOutcome? {
-        guard let literal = Resolution.literal(for: name, family: family) else { return nil }
-        guard literal.addresses.isEmpty else { return .received(literal) }
-        return .received(NegativeAnswer(name: name, family: family, kind: .nodata, cnames: [], soa: nil,
-                                        upstream: nil, source: .literal, receivedAt: literal.receivedAt))
+        if let literal = Resolution.literal(for: name, family: family) {
+            guard literal.addresses.isEmpty else { return .received(literal) }
+            return .received(NegativeAnswer(name: name, family: family, kind: .nodata, cnames: [], soa: nil,
+                                            upstream: nil, source: .literal, receivedAt: literal.receivedAt))
+        }
+        guard let special = SpecialUseName.entry(containing: name.text),
+              let kind = special.negativeKind(for: name.text) else { return nil }
+        return .received(NegativeAnswer(name: name, family: family, kind: kind, cnames: [], soa: special.soa,
+                                        upstream: nil, source: .specialUse, receivedAt: Date()))
     }
 }

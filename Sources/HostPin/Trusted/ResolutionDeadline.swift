@@ -75,7 +75,7 @@ final class ResolutionDeadline: Sendable {
         let interrupted = state.withLock { state -> [any InterruptibleExchange] in
             guard case .running(let sent) = state else { return [] }
             let (failures, timedOut) = attempts.atDeadline()
-            if let timedOut { health.recordFailure(timedOut) }
+            if let timedOut { health.recordFailure(timedOut, .acrossNames) }
             state = .expired(.timeout(budget: budget, failures))
             return sent
         }

@@ -5,7 +5,8 @@ extension TrustedResolver {
     /// ``health`` holds down; one that times out, answers SERVFAIL or REFUSED, fails its encrypted
     /// transport, or sends a reply that is not a whole response to the question (QR clear, another
     /// question, TC set, any RCODE but NOERROR, NXDOMAIN, SERVFAIL and REFUSED; RFC 1035 §4.1.1) is
-    /// skipped and held down; one that answers is healthy again. Every upstream gets a query of HostPin's
+    /// skipped and held down (after SERVFAIL or REFUSED only as the 10th distinct name within 10 s; see
+    /// ``UpstreamHealth``); one that answers is healthy again. Every upstream gets a query of HostPin's
     /// own for the question (a fresh random ID, RD set, EDNS(0) advertising 1232 octets): no flag or
     /// EDNS option of the client's goes upstream. Never the untrusted fallback: a forwarded answer comes
     /// from a trusted upstream or not at all. The whole exchange takes at most ``Configuration/budget``.
@@ -39,7 +40,7 @@ extension TrustedResolver {
                 health.recordSuccess(index)
                 return .success(reply)
             case .failed(let reason):
-                health.recordFailure(index)
+                health.recordFailure(index, .init(reason, name: question.name))
                 attempts.record(UpstreamFailure(upstream: upstream, reason: reason))
             case .cancelled:
                 return .failure(.cancelled)
@@ -57,7 +58,7 @@ extension TrustedResolver {
         Task {
             switch await ForwardLookup.ask(transport, question, deadline: nil, meter: meter) {
             case .answered: health.recordSuccess(index)
-            case .failed: health.recordFailure(index)
+            case .failed(let reason): health.recordFailure(index, .init(reason, name: question.name))
             case .cancelled: health.recordAbandoned(index)
             }
         }

@@ -75,7 +75,9 @@ public final class TrustedResolver: HostResolver {
     /// Healthy upstreams are asked in configuration order, then those ``health`` holds down; one that
     /// times out, answers SERVFAIL or REFUSED, fails its encrypted transport (TLS, HTTP status, …), or
     /// sends a reply that is not a well-formed response to the query (another ID, QR clear, a question
-    /// that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is skipped and held down.
+    /// that differs, TC set over TCP, any other RCODE; RFC 1035 §4.1.1) is skipped. It is held down for
+    /// other names too, except after SERVFAIL or REFUSED, which hold it down only when they came for 10
+    /// distinct names within 10 s with no answer between (``UpstreamHealth``).
     /// NXDOMAIN and NODATA are answers, not failures: they end the resolution. Only records of the type
     /// asked for, on the CNAME chain from `name`, make the answer; with `any` the A
     /// and AAAA queries go out together, and an upstream that fails either has failed (the next one is
@@ -154,7 +156,7 @@ public final class TrustedResolver: HostResolver {
                 health.recordSuccess(first)
                 completion(deadline.complete(.success(outcome)))
             case .failed(let failure, let partial):
-                health.recordFailure(first)
+                health.recordFailure(first, .init(failure.reason, name: name.text))
                 attempts.record(failure)
                 Task {
                     let rest = await tryUpstreams(name, family: family, order: plan.order.dropFirst(),
@@ -194,7 +196,7 @@ public final class TrustedResolver: HostResolver {
                 health.recordSuccess(index)
                 return .success(outcome)
             case .failed(let failure, let partial):
-                health.recordFailure(index)
+                health.recordFailure(index, .init(failure.reason, name: name.text))
                 attempts.record(failure)
                 if lastResort == nil { lastResort = partial }
             case .cancelled:
@@ -244,7 +246,7 @@ public final class TrustedResolver: HostResolver {
         Task {
             switch await Self.ask(transport, upstream, name, family, source: .upstream, meter: meter) {
             case .answered: health.recordSuccess(index)
-            case .failed: health.recordFailure(index)
+            case .failed(let failure, _): health.recordFailure(index, .init(failure.reason, name: name.text))
             case .cancelled: health.recordAbandoned(index)
             }
         }

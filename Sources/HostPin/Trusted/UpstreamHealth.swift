@@ -3,14 +3,25 @@ import Synchronization
 /// Which trusted upstreams are answering, and when to try again one that is not: HostPin's own memory of
 /// failing servers (c-ares 1.18 has none, so without it every query would wait out a dead first upstream).
 ///
-/// An upstream that fails a query (timeout, SERVFAIL, REFUSED, a malformed answer) is *held down*: queries
-/// ask the healthy upstreams first, in preference order, and the held one only when every healthy one has
-/// failed too. The hold-down starts at ``TrustedResolver/Configuration/firstHoldDown`` and doubles with
-/// each consecutive failure up to ``TrustedResolver/Configuration/maximumHoldDown`` (1 s, 2 s, 4 s, … 30 s
-/// by default). When it has run out, the next resolution claims one *probe*: a real query for that
-/// resolution's name, sent to the held upstream in the background while the resolution itself goes on with
-/// the healthy ones. An answer (NXDOMAIN and NODATA included) makes the upstream healthy again, so
-/// traffic returns to the preferred upstream; a failure holds it down for the next, longer period.
+/// Every failure moves the query on to the next upstream; only some hold the failing one down for other
+/// names (``Failure``). A failure that would hold for any name asked — a timeout, a refused port, a TLS or
+/// HTTP failure of an encrypted upstream, a reply that is not a well-formed response — holds it down at
+/// once. SERVFAIL and REFUSED are answers about one name (a zone the upstream does not serve, one broken
+/// domain): they hold it down only once they came for 10 distinct names within 10 s with no answer
+/// between, so that no client can take a healthy upstream down, and `/healthz` with it, by asking for
+/// names it refuses. The same name again counts once; an answer (NXDOMAIN and NODATA included) starts the
+/// count afresh. Unbound's per-zone lameness, which would skip the upstream for the failing zone only,
+/// is not kept.
+///
+/// A held-down upstream is asked only after the healthy upstreams, in preference order, and only when
+/// every healthy one has failed too. The hold-down starts at ``TrustedResolver/Configuration/firstHoldDown``
+/// and doubles with each consecutive hold-down up to ``TrustedResolver/Configuration/maximumHoldDown`` (1 s,
+/// 2 s, 4 s, … 30 s by default). When it has run out, the next resolution claims one *probe*: a real query
+/// for that resolution's name, sent to the held upstream in the background while the resolution itself
+/// goes on with the healthy ones. An answer (NXDOMAIN and NODATA included) makes the upstream healthy
+/// again, so traffic returns to the preferred upstream; a failure that holds it down holds it for the
+/// next, longer period, and a SERVFAIL or REFUSED that does not (fewer than 10 names in the last 10 s)
+/// leaves it held with its probe due again at the next resolution.
 ///
 /// Time is measured on a ``MonotonicClock``; tests pass one they move by hand. Safe to use from any thread.
 public final class UpstreamHealth: Sendable {
@@ -18,8 +29,9 @@ public final class UpstreamHealth: Sendable {
     public enum Status: Sendable, Hashable, CustomStringConvertible {
         /// Answering: asked in preference order.
         case healthy
-        /// Failed `failures` times in a row; asked only after every healthy upstream, until `remaining`
-        /// has passed (zero once a probe is due).
+        /// Held down `failures` times in a row (each a failure across names, or the 10th name's SERVFAIL or
+        /// REFUSED); asked only after every healthy upstream, until `remaining` has passed (zero once a
+        /// probe is due).
         case heldDown(failures: Int, remaining: Duration)
         /// Held down after `failures` consecutive failures, with a probe query in flight.
         case probing(failures: Int)
@@ -30,6 +42,27 @@ public final class UpstreamHealth: Sendable {
             case .heldDown(let failures, let remaining):
                 "held down after \(failures) failure\(failures == 1 ? "" : "s"), \(remaining.formattedSeconds) left"
             case .probing(let failures): "probing after \(failures) failure\(failures == 1 ? "" : "s")"
+            }
+        }
+    }
+
+    /// What kind of failure an upstream had: whether it says anything of the names not asked.
+    enum Failure: Sendable, Hashable {
+        /// A failure that would hold for any name: no reply in time, the port refused, a TLS or HTTP
+        /// failure, a reply that is not a well-formed response to the query, any other c-ares status.
+        /// Holds the upstream down at once.
+        case acrossNames
+        /// SERVFAIL or REFUSED for `name` (lower case, no final dot): the upstream is reachable and
+        /// answered, only not for this name. Holds it down only as the 10th distinct name within 10 s with
+        /// no answer between (``State/nameFailureThreshold``, ``State/nameFailureWindow``).
+        case forName(String)
+
+        /// The kind of `reason`, a failure of the query for `name`. (``UpstreamFailure/Reason/hijackedAnswer(_:)``
+        /// is the untrusted fallback's, which has no health; it would be about one name's answer.)
+        init(_ reason: UpstreamFailure.Reason, name: String) {
+            switch reason {
+            case .servfail, .refused, .hijackedAnswer: self = .forName(name)
+            case .timeout, .unreachable, .badResponse, .other, .encrypted: self = .acrossNames
             }
         }
     }
@@ -48,16 +81,32 @@ public final class UpstreamHealth: Sendable {
             var failures = 0
             var heldUntil: UInt64?
             var probing = false
+            /// The distinct names SERVFAIL or REFUSED came for since the last answer, each with when it last
+            /// did: the most recent ``State/nameFailureThreshold`` at most (older ones cannot matter).
+            var failedNames: [FailedName] = []
+        }
+
+        struct FailedName: Sendable, Hashable {
+            var name: String
+            var at: UInt64
         }
 
         var entries: [Entry]
         let firstHoldDown: UInt64
         let maximumHoldDown: UInt64
+        /// How many distinct names SERVFAIL or REFUSED must come for to hold an upstream down: 10.
+        let nameFailureThreshold: Int
+        /// How recent those failures must all be, in nanoseconds (10 s): a name counts while at most this
+        /// long ago.
+        let nameFailureWindow: UInt64
 
-        init(count: Int, firstHoldDown: UInt64, maximumHoldDown: UInt64) {
+        init(count: Int, firstHoldDown: UInt64, maximumHoldDown: UInt64, nameFailureThreshold: Int = 10,
+             nameFailureWindow: UInt64 = 10_000_000_000) {
             entries = Array(repeating: Entry(), count: count)
             self.firstHoldDown = firstHoldDown
             self.maximumHoldDown = max(firstHoldDown, maximumHoldDown)
+            self.nameFailureThreshold = max(1, nameFailureThreshold)
+            self.nameFailureWindow = nameFailureWindow
         }
 
         /// Healthy first, held-down last, each in preference order; claims the probes that are due. When no
@@ -83,10 +132,31 @@ public final class UpstreamHealth: Sendable {
             entries[index] = Entry()
         }
 
-        mutating func failed(_ index: Int, now: UInt64) {
+        /// Records `failure` of the upstream at `index`; returns whether it is held down for it.
+        @discardableResult
+        mutating func failed(_ index: Int, _ failure: Failure, now: UInt64) -> Bool {
+            if case .forName(let name) = failure, !noteFailedName(name, at: index, now: now) {
+                // Reachable, and says nothing of other names: not (again) held down. A probe that got this
+                // has no verdict, so the next resolution may send another.
+                entries[index].probing = false
+                return false
+            }
             entries[index].failures += 1
             entries[index].probing = false
             entries[index].heldUntil = now + holdDown(afterFailures: entries[index].failures)
+            return true
+        }
+
+        /// Notes that SERVFAIL or REFUSED came for `name` at `now`; returns whether that makes
+        /// ``nameFailureThreshold`` distinct names within ``nameFailureWindow``.
+        private mutating func noteFailedName(_ name: String, at index: Int, now: UInt64) -> Bool {
+            var names = entries[index].failedNames
+            // `now` was read before the lock: another thread's later reading may be in already.
+            names.removeAll { $0.name == name || (now > $0.at && now - $0.at > nameFailureWindow) }
+            names.append(FailedName(name: name, at: now))
+            if names.count > nameFailureThreshold { names.removeFirst(names.count - nameFailureThreshold) }
+            entries[index].failedNames = names
+            return names.count >= nameFailureThreshold
         }
 
         /// A probe ended without a verdict (cancelled): the next resolution may claim it again.
@@ -153,9 +223,12 @@ public final class UpstreamHealth: Sendable {
         state.withLock { $0.succeeded(index) }
     }
 
-    func recordFailure(_ index: Int) {
+    /// Records that the upstream at `index` failed a query with `failure`; returns whether that holds it
+    /// down (again).
+    @discardableResult
+    func recordFailure(_ index: Int, _ failure: Failure) -> Bool {
         let now = clock.nanoseconds()
-        state.withLock { $0.failed(index, now: now) }
+        return state.withLock { $0.failed(index, failure, now: now) }
     }
 
     func recordAbandoned(_ index: Int) {

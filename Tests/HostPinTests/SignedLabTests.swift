@@ -1,0 +1,85 @@
+import Foundation
+import HostPinTestSupport
+import Testing
+
+/// The signed lab world (zones/signed/README.md) gives, for every name, the DNSSEC verdict it was built
+/// to give — checked with delv, the reference validator (BIND 9), against the lab's own trust anchor. The
+/// validator HostPin grows must agree with this table row by row; this suite holds the reference itself
+/// (a key or a signature made wrong by scripts/lab-sign would show here first).
+@Suite struct SignedLabTests {
+    /// What delv says of one query.
+    enum Verdict: String, Sendable, CustomStringConvertible {
+        case secure = "fully validated"
+        case insecure = "unsigned answer"
+        case secureNXDOMAIN = "ncache nxdomain, fully validated"
+        case secureNODATA = "ncache nxrrset, fully validated"
+        case bogus
+
+        var description: String { rawValue }
+    }
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        let name: String
+        let type: String
+        let verdict: Verdict
+        let reason: String?
+
+        var testDescription: String { "\(name) \(type) → \(verdict)" }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "www.example.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "x.wild.example.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "www.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "nx.example.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+        Row(name: "nx.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+        Row(name: "www.example.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.unsigned.example.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
+        Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
+        Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
+    ]
+
+    @Test(arguments: rows)
+    func delvGivesEachLabNameItsVerdict(_ row: Row) async throws {
+        let lab = try Lab.current()
+        let server = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
+        let anchor = try #require(lab.trustAnchor)
+        let address = server.description
+        let colon = try #require(address.lastIndex(of: ":"))
+        let delvConf = URL(fileURLWithPath: anchor).deletingLastPathComponent().appendingPathComponent("delv.conf").path
+        let result = try await ProcessRunner.run("/usr/bin/delv", [
+            "@" + address[..<colon], "-p", String(address[address.index(after: colon)...]), "-a", delvConf,
+            "+root=.", row.name, row.type,
+        ])
+        let output = result.standardOutput + result.standardError
+        switch row.verdict {
+        case .secure:
+            #expect(output.contains("; fully validated"), "\(output)")
+        case .insecure:
+            #expect(output.contains("; unsigned answer"), "\(output)")
+        case .secureNXDOMAIN:
+            #expect(output.contains("ncache nxdomain") && output.contains("; negative response, fully validated"),
+                    "\(output)")
+        case .secureNODATA:
+            #expect(output.contains("ncache nxrrset") && output.contains("; negative response, fully validated"),
+                    "\(output)")
+        case .bogus:
+            #expect(output.contains("resolution failed: \(row.reason ?? "")"), "\(output)")
+            #expect(!output.contains("fully validated"), "\(output)")
+        }
+    }
+
+    /// The anchor file is one DS line for the root, as Debian's dns-root-data writes `root.ds`.
+    @Test func trustAnchorIsOneRootDSLine() throws {
+        let anchor = try #require(try Lab.current().trustAnchor)
+        let lines = try String(contentsOfFile: anchor, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 1)
+        let fields = lines.first?.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
+        #expect(fields.count == 7, "\(fields)")
+        #expect(Array(fields.prefix(3)) == [".", "IN", "DS"])
+        #expect(fields.dropFirst(4).first == "13", "algorithm ECDSAP256SHA256")
+        #expect(fields.dropFirst(5).first == "2", "digest SHA-256")
+    }
+}
