@@ -111,6 +111,8 @@ public struct DNSResponder: Sendable {
             return .ready(.none(nil))
         case .reject(let header, let question, let rcode):
             return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
+        case .unknownKey(let header, let question, let tsig):
+            return .ready(write(DNSAnswer(rcode: .notauth), header, question, transport, tsig: tsig))
         case .query(let query):
             switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer) {
             case .answer(let answer):
@@ -194,10 +196,11 @@ public struct DNSResponder: Sendable {
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,
-                       _ transport: DNSTransport) -> Reply {
+                       _ transport: DNSTransport, tsig: TSIGRecord? = nil) -> Reply {
         let limit = transport.responseLimit(for: header, udpPayloadSize: udpPayloadSize)
         let type = DNSQueryMetrics.QueryType(question)
-        if let bytes = ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize) {
+        if let bytes = ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize,
+                                            tsig: tsig) {
             return Reply(bytes: bytes, type: type, outcome: DNSQueryMetrics.Outcome(answer))
         }
         // ldns could not write it (out of memory, an odd CNAME target): the client may ask elsewhere.
