@@ -34,7 +34,7 @@ public struct DNSResponder: Sendable {
     /// nothing.
     public let metrics: DNSQueryMetrics?
     /// The forwarder's replies, kept for their TTL (at most the ``resolver``'s cache's
-    /// ``ResolutionCache/Limits/maximumTTL``).
+    /// ``ResolutionCache/Limits/maximumTTL``), on that cache's clock.
     let forwardCache: ForwardCache
     /// The forwarded questions being asked upstream (single-flight), their replies kept in ``forwardCache``.
     let forwardFlights: ForwardFlights
@@ -52,7 +52,8 @@ public struct DNSResponder: Sendable {
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)
-        forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL)
+        // The trusted cache's clock: both caches count ages alike, and a clock given to one is the stub's.
+        forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL, clock: resolver.cache.clock)
         forwardFlights = ForwardFlights(cache: forwardCache)
         answerCache = AnswerCache()
     }
