@@ -23,6 +23,9 @@ let targets: [(name: String, products: [String])] = [
     ("FuzzResponseHead", ["HostPinProxy"]),
     ("FuzzDNSReply", ["HostPin"]),
     ("FuzzRedirect", ["HostPin", "HostPinURL"]),
+    ("FuzzDNSStub", ["HostPin", "HostPinDNS"]),
+    ("FuzzCacheFile", ["HostPin"]),
+    ("FuzzHijackList", ["HostPin"]),
     ("FuzzConfig", ["HostPin", "HostPinService"]),
 ]
 

@@ -34,6 +34,7 @@ extension DNSQueryMetrics.Outcome {
         case .nxdomain: self = .nxdomain
         case .notimp: self = .notimp
         case .refused: self = .refused
+        case .notauth: self = .notauth
         case .badvers: self = .badvers
         }
     }

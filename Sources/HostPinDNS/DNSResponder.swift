@@ -34,7 +34,7 @@ public struct DNSResponder: Sendable {
     /// nothing.
     public let metrics: DNSQueryMetrics?
     /// The forwarder's replies, kept for their TTL (at most the ``resolver``'s cache's
-    /// ``ResolutionCache/Limits/maximumTTL``).
+    /// ``ResolutionCache/Limits/maximumTTL``), on that cache's clock.
     let forwardCache: ForwardCache
     /// The forwarded questions being asked upstream (single-flight), their replies kept in ``forwardCache``.
     let forwardFlights: ForwardFlights
@@ -52,7 +52,8 @@ public struct DNSResponder: Sendable {
         self.forwarder = forwarder
         self.blockedAnswer = blockedAnswer
         self.udpPayloadSize = max(512, udpPayloadSize)
-        forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL)
+        // The trusted cache's clock: both caches count ages alike, and a clock given to one is the stub's.
+        forwardCache = ForwardCache(maximumTTL: resolver.cache.limits.maximumTTL, clock: resolver.cache.clock)
         forwardFlights = ForwardFlights(cache: forwardCache)
         answerCache = AnswerCache()
     }
@@ -111,6 +112,8 @@ public struct DNSResponder: Sendable {
             return .ready(.none(nil))
         case .reject(let header, let question, let rcode):
             return .ready(write(DNSAnswer(rcode: rcode), header, question, transport))
+        case .unknownKey(let header, let question, let tsig):
+            return .ready(write(DNSAnswer(rcode: .notauth), header, question, transport, tsig: tsig))
         case .query(let query):
             switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer) {
             case .answer(let answer):
@@ -194,10 +197,11 @@ public struct DNSResponder: Sendable {
     }
 
     private func write(_ answer: DNSAnswer, _ header: DNSRequestHeader, _ question: DNSQuestion?,
-                       _ transport: DNSTransport) -> Reply {
+                       _ transport: DNSTransport, tsig: TSIGRecord? = nil) -> Reply {
         let limit = transport.responseLimit(for: header, udpPayloadSize: udpPayloadSize)
         let type = DNSQueryMetrics.QueryType(question)
-        if let bytes = ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize) {
+        if let bytes = ResponseWriter.write(answer, to: header, question: question, limit: limit, udpPayloadSize: udpPayloadSize,
+                                            tsig: tsig) {
             return Reply(bytes: bytes, type: type, outcome: DNSQueryMetrics.Outcome(answer))
         }
         // ldns could not write it (out of memory, an odd CNAME target): the client may ask elsewhere.

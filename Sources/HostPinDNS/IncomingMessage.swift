@@ -12,9 +12,13 @@ enum IncomingMessage: Sendable, Hashable {
     /// A query to answer.
     case query(DNSQuery)
     /// A message answered with `rcode` and no records: FORMERR when it cannot be read past its header,
-    /// has QDCOUNT other than 1 or more than one OPT record (RFC 6891 §6.1.1), NOTIMP for an opcode other
-    /// than QUERY (echoing its question when it has one that reads).
+    /// has QDCOUNT other than 1, more than one OPT record (RFC 6891 §6.1.1) or a TSIG that is not the
+    /// last additional record (RFC 8945 §5.2), NOTIMP for an opcode other than QUERY (echoing its
+    /// question when it has one that reads).
     case reject(DNSRequestHeader, question: DNSQuestion?, DNSResponseCode)
+    /// A message signed with TSIG (RFC 8945), whatever its opcode: the stub holds no keys, so it is
+    /// answered NOTAUTH with an unsigned TSIG for the same key, error BADKEY (§5.2.1, §5.3.2).
+    case unknownKey(DNSRequestHeader, question: DNSQuestion?, TSIGRecord)
     /// Not answered.
     case drop(DropReason)
 }

@@ -57,22 +57,11 @@ struct ReplyTemplate: Sendable, Hashable {
         guard message.count >= 12 else { return nil }
         func u16(_ at: Int) -> Int { Int(message[at]) << 8 | Int(message[at + 1]) }
         var at = 12
-        /// Moves `at` past the name there: labels up to the root label or a compression pointer.
+        /// Moves `at` past the name there (``WireName``).
         func skipName() -> Bool {
-            while at < message.count {
-                let length = Int(message[at])
-                if length == 0 {
-                    at += 1
-                    return true
-                }
-                if length & 0xC0 == 0xC0 {
-                    at += 2
-                    return at <= message.count
-                }
-                guard length <= 63 else { return false }
-                at += 1 + length
-            }
-            return false
+            guard let end = WireName.end(in: message, at: at) else { return false }
+            at = end
+            return true
         }
         for _ in 0..<u16(4) {
             guard skipName(), at + 4 <= message.count else { return nil }

@@ -3,7 +3,8 @@ import HostPin
 
 /// Writes HostPin's responses with ldns (RFC 1035 §4): the query's ID, OPCODE, RD and CD echoed, QR and
 /// RA set, AA clear (HostPin is no zone's authority), the question exactly as asked, and an OPT record
-/// (RFC 6891 §6.1.1) only when the query had one.
+/// (RFC 6891 §6.1.1) only when the query had one. To an opcode other than QUERY, RA and CD stay clear:
+/// they speak of recursion and DNSSEC checking, which only QUERY has (Unbound sets neither either).
 ///
 /// A response larger than the client can take is sent without records and with TC set (RFC 2181 §9,
 /// RFC 6891 §7): the client asks again over TCP (RFC 7766 §5).
@@ -13,11 +14,14 @@ enum ResponseWriter {
     /// - Parameters:
     ///   - limit: The largest response the client takes, in octets (see ``DNSTransport``).
     ///   - udpPayloadSize: The UDP payload size HostPin advertises in its OPT record.
+    ///   - tsig: The query's TSIG, for an unsigned TSIG error BADKEY (RFC 8945 §5.3.2) last in the
+    ///     additional section; `nil` for none.
     /// - Returns: The message; `nil` when ldns cannot build it (out of memory, or a CNAME target that is
     ///   no domain name).
     static func write(_ answer: DNSAnswer, to header: DNSRequestHeader, question: DNSQuestion?, limit: Int,
-                      udpPayloadSize: UInt16) -> [UInt8]? {
-        let frame = Frame(header: header, question: question, rcode: answer.rcode.rawValue, udpPayloadSize: udpPayloadSize)
+                      udpPayloadSize: UInt16, tsig: TSIGRecord? = nil) -> [UInt8]? {
+        let frame = Frame(header: header, question: question, rcode: answer.rcode.rawValue, udpPayloadSize: udpPayloadSize,
+                          tsig: tsig)
         return frame.write(limit: limit) { packet, owner in
             for (section, records) in [(LDNS_SECTION_ANSWER, answer.records), (LDNS_SECTION_AUTHORITY, answer.authority)] {
                 for record in records {
@@ -75,6 +79,8 @@ enum ResponseWriter {
         /// The 12-bit RCODE: the low 4 bits in the header, the rest in the OPT record.
         let rcode: UInt16
         let udpPayloadSize: UInt16
+        /// The query's TSIG, answered with an unsigned BADKEY; `nil` for none.
+        var tsig: TSIGRecord? = nil
 
         /// Writes the response with the records `fill` adds (given the packet and the question's owner
         /// name), or, when that is longer than `limit`, without them and with TC set.
@@ -92,8 +98,9 @@ enum ResponseWriter {
             ldns_pkt_set_qr(packet, true)
             ldns_pkt_set_opcode(packet, ldns_pkt_opcode(rawValue: UInt32(header.opcode)))
             ldns_pkt_set_rd(packet, header.recursionDesired)
-            ldns_pkt_set_cd(packet, header.checkingDisabled)
-            ldns_pkt_set_ra(packet, true)
+            let isQuery = header.opcode == DNSRequestHeader.queryOpcode
+            ldns_pkt_set_cd(packet, header.checkingDisabled && isQuery)
+            ldns_pkt_set_ra(packet, isQuery)
             ldns_pkt_set_tc(packet, truncated)
             ldns_pkt_set_rcode(packet, UInt8(rcode & 0xF))
             if header.edns != nil {
@@ -111,12 +118,46 @@ enum ResponseWriter {
                 owner = name
             }
             if !truncated, !fill(packet, owner) { return nil }
+            if let tsig {
+                // ldns writes the packet's TSIG last, after the OPT record, and frees it with the packet.
+                guard let rr = ResponseWriter.unsignedError(tsig) else { return nil }
+                ldns_pkt_set_tsig(packet, rr)
+            }
             // ldns_pkt2wire would allocate 64 KiB for each message; this buffer grows when it must.
             guard let buffer = ldns_buffer_new(512) else { return nil }
             defer { ldns_buffer_free(buffer) }
             guard ldns_pkt2buffer_wire(buffer, packet) == LDNS_STATUS_OK, ldns_buffer_status_ok(buffer) else { return nil }
             return Array(UnsafeBufferPointer(start: ldns_buffer_begin(buffer), count: ldns_buffer_position(buffer)))
         }
+    }
+
+    /// The TSIG of an unsigned error response to a query signed with `query`'s key (RFC 8945 §5.3.2):
+    /// the same key and algorithm names, Time Signed and Fudge as the query's, MAC size 0, the Original
+    /// ID, error BADKEY, no other data; class ANY, TTL 0 (§4.2). Built field by field as ldns's own
+    /// `ldns_tsig_prepare_pkt_wire` builds a signed one; `nil` when ldns cannot build it.
+    static func unsignedError(_ query: TSIGRecord) -> UnsafeMutablePointer<ldns_rr>? {
+        let time = (0..<6).map { UInt8(truncatingIfNeeded: query.timeSigned >> (8 * (5 - $0))) }
+        let rdfs: [UnsafeMutablePointer<ldns_rdf>?] = [
+            query.algorithm.withUnsafeBufferPointer { ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, $0.count, $0.baseAddress) },
+            time.withUnsafeBufferPointer { ldns_rdf_new_frm_data(LDNS_RDF_TYPE_TSIGTIME, $0.count, $0.baseAddress) },
+            ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, query.fudge),
+            ldns_native2rdf_int16_data(0, nil),  // MAC size 0, no MAC
+            ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, query.originalID),
+            ldns_native2rdf_int16(LDNS_RDF_TYPE_INT16, TSIGRecord.badKey),
+            ldns_native2rdf_int16_data(0, nil),  // other len 0
+        ]
+        let owner = rdf(wireName: query.keyName)
+        guard let owner, rdfs.allSatisfy({ $0 != nil }), let rr = ldns_rr_new() else {
+            owner.map(ldns_rdf_deep_free)
+            rdfs.forEach { $0.map(ldns_rdf_deep_free) }
+            return nil
+        }
+        ldns_rr_set_owner(rr, owner)
+        ldns_rr_set_type(rr, LDNS_RR_TYPE_TSIG)
+        ldns_rr_set_class(rr, LDNS_RR_CLASS_ANY)
+        ldns_rr_set_ttl(rr, 0)
+        for rdf in rdfs { ldns_rr_push_rdf(rr, rdf) }
+        return rr
     }
 
     /// One record, class IN; `nil` when ldns cannot build it.

@@ -14,28 +14,36 @@ public enum BodyFraming: Sendable, Hashable {
     ///
     /// - Parameter absent: The framing when neither field is present: `.none` for requests,
     ///   `.untilClose` for responses.
-    /// - Throws: ``HeadError``: conflicting or invalid `Content-Length`, both fields, a final coding
-    ///   other than chunked, chunked applied twice, `Transfer-Encoding` in HTTP/1.0, or an unsupported coding.
+    /// - Throws: ``HeadError``: invalid, conflicting or repeated `Content-Length` (identical values given
+    ///   twice are refused, not merged: ``HeadError/repeatedContentLength(_:)``), both fields, a final coding
+    ///   other than chunked, chunked with a parameter or applied twice, `Transfer-Encoding` in HTTP/1.0, or
+    ///   an unsupported coding.
     static func of(_ fields: HeaderFields, version: HTTPVersion, absent: BodyFraming) throws(HeadError) -> BodyFraming {
-        let codings = fields.listMembers("Transfer-Encoding").map { $0.lowercased() }
         let lengths = fields.values("Content-Length")
         if !fields.values("Transfer-Encoding").isEmpty {
             if version == .http10 { throw .transferEncodingInHTTP10 }
             if !lengths.isEmpty { throw .transferEncodingWithContentLength }
-            guard codings.last == "chunked" else { throw .chunkedNotFinal }
-            if codings.filter({ $0 == "chunked" }).count > 1 { throw .chunkedRepeated(codings.joined(separator: ", ")) }
+            let codings = fields.listMembers("Transfer-Encoding").map { $0.lowercased() }
+            // A coding's name is what comes before its parameters (RFC 9110 §10.1.4: token *( OWS ";" OWS param )).
+            let names = codings.map { $0.prefix { $0 != ";" }.trimmingWhitespace() }
+            guard names.last == "chunked" else { throw .chunkedNotFinal }
+            if names.filter({ $0 == "chunked" }).count > 1 { throw .chunkedRepeated(codings.joined(separator: ", ")) }
+            if codings.last != "chunked" { throw .chunkedWithParameter(codings.joined(separator: ", ")) }
             if codings.count > 1 { throw .unsupportedTransferCoding(codings.dropLast().joined(separator: ", ")) }
             return .chunked
         }
         guard !lengths.isEmpty else { return absent }
-        var length: UInt64?
+        var values: [UInt64] = []
         for member in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             let text = member.trimmingWhitespace()
             guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { throw .invalidContentLength(text) }
             guard text.utf8.count <= 18, let value = UInt64(text) else { throw .contentLengthTooLarge(text) }
-            if let length, length != value { throw .conflictingContentLength }
-            length = value
+            values.append(value)
         }
-        return length.map { $0 == 0 && absent == .none ? .none : .contentLength($0) } ?? absent
+        if values.count > 1 {
+            if values.contains(where: { $0 != values[0] }) { throw .conflictingContentLength }
+            throw .repeatedContentLength(values.map(String.init).joined(separator: ", "))
+        }
+        return values.first.map { $0 == 0 && absent == .none ? .none : .contentLength($0) } ?? absent
     }
 }

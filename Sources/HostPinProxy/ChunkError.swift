@@ -3,6 +3,9 @@
 public enum ChunkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The chunk-size line is not hex digits followed by optional chunk extensions. The line.
     case invalidChunkSize(String)
+    /// The chunk extensions after the size are not `;` name [`=` token or quoted string], e.g. a quoted
+    /// string without its closing DQUOTE (RFC 9112 §7.1.1). The line.
+    case invalidChunkExtension(String)
     /// The chunk-size has more than 15 hex digits: too large to be held (RFC 9112 §7.1 asks a
     /// recipient to anticipate large numbers and refuse what would overflow). The digits.
     case chunkSizeTooLarge(String)
@@ -24,6 +27,7 @@ public enum ChunkError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidChunkSize(let line): "chunk size line '\(line)' is not hex digits with optional extensions"
+        case .invalidChunkExtension(let line): "chunk extension in size line '\(line)' is not ';' name ['=' token or quoted string]"
         case .chunkSizeTooLarge(let digits): "chunk size '\(digits)' is too large (more than 15 hex digits)"
         case .sizeLineTooLong(let limit): "a chunk size line is longer than \(limit) bytes"
         case .missingCRLFAfterData: "a chunk's data is not followed by CRLF"

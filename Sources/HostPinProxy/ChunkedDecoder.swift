@@ -93,12 +93,10 @@ struct ChunkedDecoder: Sendable {
         let text = String(decoding: line, as: UTF8.self)
         let digits = line.prefix { isHexDigit($0) }
         guard !digits.isEmpty else { throw .invalidChunkSize(text) }
-        // chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] ): whitespace, then ';', no controls.
         let rest = line.dropFirst(digits.count).drop { $0 == HeadSyntax.space || $0 == HeadSyntax.tab }
         if !rest.isEmpty {
-            guard rest.first == UInt8(ascii: ";"), rest.allSatisfy(HeadSyntax.isFieldValueCharacter) else {
-                throw .invalidChunkSize(text)
-            }
+            guard rest.first == UInt8(ascii: ";") else { throw .invalidChunkSize(text) }
+            guard ChunkExtensions.areValid(rest) else { throw .invalidChunkExtension(text) }
         } else if digits.count != line.count {
             throw .invalidChunkSize(text)  // trailing whitespace with no extension
         }

@@ -14,8 +14,8 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidMethod
     /// The request-target is none of the four forms, or its host or port is invalid (RFC 9112 §3.2).
     case invalidTarget(String)
-    /// The version is not `HTTP/1.0` or `HTTP/1.1`; `HTTP/2.0` and friends are well formed but not
-    /// spoken here (RFC 9110 §15.6.6: 505).
+    /// The version is `HTTP/2.0` or above (or `HTTP/0.x`): well formed but not spoken here (RFC 9110
+    /// §15.6.6: 505). A later HTTP/1.x, such as `HTTP/1.2`, is read as HTTP/1.1 (RFC 9110 §2.5).
     case unsupportedVersion(String)
     /// The status line of a response is not `HTTP-version SP 3DIGIT SP reason` (RFC 9112 §4).
     case malformedStatusLine
@@ -38,6 +38,11 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
     case contentLengthTooLarge(String)
     /// `Content-Length` lines or list members that differ (RFC 9112 §6.3, item 5).
     case conflictingContentLength
+    /// `Content-Length` given more than once with the same value, on several lines or as a list
+    /// (`5, 5`). RFC 9110 §8.6 lets a recipient either refuse it or replace it with one field before
+    /// forwarding; HostPin refuses it (400; 502 from an origin), as nginx does, so no recipient behind it
+    /// ever sees the repeated field. The values as listed.
+    case repeatedContentLength(String)
     /// Both `Transfer-Encoding` and `Content-Length` (RFC 9112 §6.1: request smuggling risk; rejected).
     case transferEncodingWithContentLength
     /// `Transfer-Encoding` whose final coding is not `chunked` (RFC 9112 §6.3, item 4: 400).
@@ -46,6 +51,9 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `chunked, chunked`: RFC 9112 §6.1 forbids applying it twice, so the framing is malformed (400). The
     /// codings as listed.
     case chunkedRepeated(String)
+    /// `chunked` with a parameter (`chunked;param`): RFC 9112 §7 defines none for it, and their presence
+    /// is an error (400). The codings as listed.
+    case chunkedWithParameter(String)
     /// `Transfer-Encoding` in an HTTP/1.0 message: the framing is faulty (RFC 9112 §6.1).
     case transferEncodingInHTTP10
     /// A transfer coding other than `chunked` before it, e.g. `gzip, chunked` (RFC 9112 §6.1: 501).
@@ -89,9 +97,11 @@ public enum HeadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidContentLength(let value): "Content-Length '\(value)' is not a decimal number"
         case .contentLengthTooLarge(let value): "Content-Length '\(value)' is too large (more than 18 digits)"
         case .conflictingContentLength: "the Content-Length values differ"
+        case .repeatedContentLength(let values): "Content-Length is given more than once (\(values)); a message has one length"
         case .transferEncodingWithContentLength: "the message has both Transfer-Encoding and Content-Length"
         case .chunkedNotFinal: "chunked is not the final transfer coding"
         case .chunkedRepeated(let codings): "chunked is applied more than once (Transfer-Encoding: \(codings))"
+        case .chunkedWithParameter(let codings): "the chunked transfer coding takes no parameters (Transfer-Encoding: \(codings))"
         case .transferEncodingInHTTP10: "an HTTP/1.0 message has a Transfer-Encoding field"
         case .unsupportedTransferCoding(let coding): "transfer coding '\(coding)' is not supported (only chunked is)"
         case .requestLineTooLong(let limit): "the request line is longer than \(limit) bytes"

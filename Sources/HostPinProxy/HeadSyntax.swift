@@ -145,7 +145,8 @@ enum HeadSyntax {
         return fields
     }
 
-    /// Parses `HTTP/1.0` or `HTTP/1.1`.
+    /// Parses `HTTP/1.0` or `HTTP/1.1`; a later HTTP/1.x (`HTTP/1.2`) is HTTP/1.1, the highest minor
+    /// version HostPin speaks (RFC 9110 §2.5: a recipient processes it as that version, and answers in it).
     static func version(_ bytes: some Collection<UInt8>) throws(HeadError) -> HTTPVersion {
         let text = String(decoding: bytes, as: UTF8.self)
         switch text {
@@ -158,6 +159,7 @@ enum HeadSyntax {
                   (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(major),
                   (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(minor)
             else { throw .malformedRequestLine }
+            if major == UInt8(ascii: "1") { return .http11 }
             throw .unsupportedVersion(text)
         }
     }

@@ -37,6 +37,29 @@ import Glibc
         #expect(try await Self.stop(stub, with: SIGTERM) == 0)
     }
 
+    /// dig's odd queries, as ISC's compliance tester sends them: OPCODE 15 with CD is NOTIMP with only QR
+    /// and RD (as Unbound answers; dig sets AD itself), and a TSIG-signed query is NOTAUTH with an unsigned
+    /// TSIG error BADKEY for dig's key (RFC 8945 §5.2.1, §5.3.2), which dig reports it cannot verify.
+    @Test func digsOddOpcodeIsNOTIMPAndItsSignedQueryIsBADKEY() async throws {
+        let stub = try await serve()
+        defer { stub.kill() }
+        let address = try #require(stub.dnsAddresses.first)
+        let notimp = try await Self.dig(address, "+opcode=15", "+cd", "www.example.test")
+        #expect(notimp.contains("opcode: RESERVED15, status: NOTIMP"))
+        #expect(notimp.contains(";; flags: qr rd; QUERY: 1, ANSWER: 0, AUTHORITY: 0, ADDITIONAL: 1\n"))
+        #expect(notimp.contains(";www.example.test.\t\tIN\tA\n"))
+        let signed = try await Self.dig(address, "-y", "hmac-sha256:hostpin-test-key:c2VjcmV0LXRoZS1zdHViLWRvZXMtbm90LWhvbGQ=",
+                                        "www.example.test")
+        #expect(signed.contains("opcode: QUERY, status: NOTAUTH"))
+        #expect(signed.contains(";; flags: qr rd ra; QUERY: 1, ANSWER: 0, AUTHORITY: 0, ADDITIONAL: 2\n"))
+        let tsig = try #require(signed.split(separator: "\n").first { $0.hasPrefix("hostpin-test-key.\t0\tANY\tTSIG\t") })
+        let fields = tsig.split(separator: "\t").last?.split(separator: " ").map(String.init) ?? []
+        // algorithm, time signed, fudge, MAC size, original ID, error, other length
+        #expect(fields.count == 7 && fields[0] == "hmac-sha256." && fields[2] == "300" && fields[3] == "0"
+            && fields[5] == "BADKEY" && fields[6] == "0", "\(tsig)")
+        #expect(try await Self.stop(stub, with: SIGTERM) == 0)
+    }
+
     @Test func digKeepsTheQuestionsLetterCase() async throws {
         let stub = try await serve()
         defer { stub.kill() }

@@ -46,12 +46,14 @@ import Testing
         _ = await responder.respond(to: response, over: .udp)      // a response: dropped
         _ = await responder.respond(to: [1, 2, 3], over: .udp)     // no header: dropped
         _ = await responder.respond(to: HostileBytes.pointerLoop, over: .tcp)  // FORMERR
+        _ = await responder.respond(to: TestMessage.signedQuery("www.example.test"), over: .udp)  // TSIG: NOTAUTH
 
         let expected: [(DNSQueryMetrics.QueryType, DNSQueryMetrics.Outcome, DNSQueryMetrics.Transport, UInt64)] = [
             (.a, .answered, .udp, 3), (.aaaa, .answered, .tcp, 1), (.a, .nodata, .udp, 1), (.aaaa, .nodata, .udp, 1),
             (.a, .nxdomain, .udp, 1), (.aaaa, .nxdomain, .udp, 1), (.other, .answered, .udp, 2), (.other, .nxdomain, .tcp, 1),
             (.other, .nodata, .udp, 1), (.other, .refused, .udp, 1), (.other, .notimp, .udp, 1), (.a, .badvers, .udp, 1),
             (.other, .dropped, .udp, 2), (.other, .formerr, .tcp, 1),  // a dropped message's question is never read
+            (.a, .notauth, .udp, 1),
         ]
         for (type, outcome, transport, count) in expected {
             #expect(metrics.count(type, outcome, over: transport) == count, "\(type) \(outcome) \(transport)")
@@ -61,7 +63,7 @@ import Testing
                 DNSQueryMetrics.Outcome.allCases.map { metrics.count(type, $0, over: transport) }
             }
         }.reduce(0, +)
-        #expect(total == 18)  // every message once, nothing else
+        #expect(total == 19)  // every message once, nothing else
     }
 
     @Test func noTrustedAnswerIsServfail() async throws {

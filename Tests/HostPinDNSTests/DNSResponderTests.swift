@@ -222,6 +222,60 @@ import Testing
         #expect(TestResponse(chaos)?.rcode == 5)
     }
 
+    /// An opcode other than QUERY is answered as Unbound does: NOTIMP, QR, the ID, opcode and RD echoed,
+    /// the question too; RA, AD and CD are for QUERY (RFC 1035 §4.1.1, RFC 4035 §3.1.6), so clear.
+    /// Before, RA was set and CD echoed.
+    @Test(arguments: [(15, true, true), (15, false, false), (15, true, false), (5, false, true)] as [(UInt8, Bool, Bool)])
+    func anOpcodeOtherThanQueryIsNOTIMPWithoutRAOrCD(opcode: UInt8, recursionDesired: Bool, checkingDisabled: Bool) async throws {
+        let responder = try StubLab.responder()
+        let query = TestMessage.query("www.example.test", id: 0x4321, recursionDesired: recursionDesired,
+                                      checkingDisabled: checkingDisabled, opcode: opcode)
+        let wire = try #require(await responder.respond(to: query, over: .udp))
+        let response = try #require(TestResponse(wire))
+        #expect(response.rcode == 4)
+        #expect(response.id == 0x4321 && response.isResponse && response.opcode == opcode)
+        #expect(response.recursionDesired == recursionDesired)
+        #expect(!response.recursionAvailable && !response.authenticData && !response.checkingDisabled && !response.authoritative)
+        #expect(response.questions.map(\.name) == ["www.example.test."])
+        #expect(response.answers.isEmpty && response.authority.isEmpty)
+        #expect(response.udpSize == 1232)
+    }
+
+    /// RFC 8945 §5.2.1, §5.3.2: the stub holds no TSIG keys, so a signed query is NOTAUTH with an unsigned
+    /// TSIG (MAC size 0) for the same key and algorithm, error BADKEY (17), the query's time, fudge and ID.
+    /// Before, it was answered as if unsigned (NOERROR, the address, no TSIG).
+    @Test(arguments: [1232, nil] as [UInt16?])
+    func aSignedQueryIsNOTAUTHWithAnUnsignedBADKEY(udpSize: UInt16?) async throws {
+        let responder = try StubLab.responder()
+        let query = TestMessage.signedQuery("www.example.test", id: 0x5151, udpSize: udpSize)
+        let sent = try #require(TestResponse(query)?.tsig)
+        let wire = try #require(await responder.respond(to: query, over: .udp))
+        let response = try #require(TestResponse(wire))
+        #expect(response.rcode == 9)
+        #expect(response.id == 0x5151 && response.isResponse && response.recursionDesired)
+        #expect(response.questions.map(\.name) == ["www.example.test."])
+        #expect(response.answers.isEmpty && response.authority.isEmpty)
+        #expect(response.udpSize == udpSize)
+        #expect(response.tsig == TestResponse.TSIG(keyName: TestMessage.tsigKeyName, algorithm: "hmac-sha256.",
+                                                    timeSigned: sent.timeSigned, fudge: 300, macSize: 0, originalID: 0x5151,
+                                                    error: 17, otherLength: 0))
+    }
+
+    /// RFC 8945 §5.2: a TSIG that is not the last additional record (an OPT after it, or a second TSIG) is
+    /// FORMERR, without a TSIG. Before, the query was answered as if unsigned.
+    @Test(arguments: TestMessage.SignedTrailer.allCases)
+    func aTSIGThatIsNotLastIsFORMERR(_ trailer: TestMessage.SignedTrailer) async throws {
+        let responder = try StubLab.responder()
+        let query = TestMessage.signedQuery("www.example.test", followedBy: trailer)
+        let wire = try #require(await responder.respond(to: query, over: .udp))
+        let response = try #require(TestResponse(wire))
+        #expect(response.rcode == 1)
+        #expect(response.id == 0x1234)
+        #expect(response.questions.map(\.name) == ["www.example.test."])
+        #expect(response.answers.isEmpty)
+        #expect(response.tsig == nil)
+    }
+
     @Test func aResponseIsDroppedAndGarbageWithAHeaderIsFORMERR() async throws {
         let responder = try StubLab.responder()
         var response = TestMessage.query("www.example.test")

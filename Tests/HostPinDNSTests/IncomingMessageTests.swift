@@ -67,6 +67,48 @@ import Testing
         #expect(question?.name == "www.example.test")
     }
 
+    /// RFC 8945 §5.2.1: a signed query is read with its TSIG's key, algorithm, time, fudge and original ID.
+    @Test(arguments: [1232, nil] as [UInt16?])
+    func aSignedQueryIsAnUnknownKey(udpSize: UInt16?) throws {
+        let wire = TestMessage.signedQuery("www.example.test", id: 0x7777, udpSize: udpSize)
+        guard case .unknownKey(let header, let question, let tsig) = IncomingMessage(wire: wire) else {
+            Issue.record("not an unknown key: \(IncomingMessage(wire: wire))")
+            return
+        }
+        let sent = try #require(TestResponse(wire)?.tsig)
+        #expect(header.id == 0x7777 && header.edns?.udpPayloadSize == udpSize)
+        #expect(question?.name == "www.example.test")
+        #expect(tsig == TSIGRecord(keyName: HostileBytes.name([Array("hostpin-test-key".utf8)]),
+                                   algorithm: HostileBytes.name([Array("hmac-sha256".utf8)]),
+                                   timeSigned: sent.timeSigned, fudge: 300, originalID: 0x7777))
+    }
+
+    /// RFC 8945 §5.2: a TSIG before another additional record, or two TSIGs, is FORMERR, the question echoed.
+    @Test(arguments: TestMessage.SignedTrailer.allCases)
+    func aTSIGThatIsNotLastIsAFormatError(_ trailer: TestMessage.SignedTrailer) {
+        let wire = TestMessage.signedQuery("www.example.test", followedBy: trailer)
+        #expect(TSIGPlacement(wire: wire) == .misplaced(firstIndex: 0))
+        guard case .reject(let header, let question, .formerr) = IncomingMessage(wire: wire) else {
+            Issue.record("\(trailer): \(IncomingMessage(wire: wire))")
+            return
+        }
+        #expect(header.id == 0x1234)
+        #expect(question?.name == "www.example.test")
+    }
+
+    @Test func theTSIGPlacementIsFoundOverEverySection() {
+        #expect(TSIGPlacement(wire: TestMessage.signedQuery("www.example.test")) == .last)
+        #expect(TSIGPlacement(wire: TestMessage.query("www.example.test")) == .none)
+        #expect(TSIGPlacement(wire: HostileBytes.optRecords(3)) == .none)
+        // Cut short inside the TSIG: no placement; ldns then finds the message unreadable (FORMERR).
+        let signed = TestMessage.signedQuery("www.example.test")
+        #expect(TSIGPlacement(wire: Array(signed.dropLast(3))) == .none)
+        guard case .reject(_, nil, .formerr) = IncomingMessage(wire: Array(signed.dropLast(3))) else {
+            Issue.record("a cut TSIG: \(IncomingMessage(wire: Array(signed.dropLast(3))))")
+            return
+        }
+    }
+
     @Test func everyTruncationOfAQueryIsDroppedOrFormatError() {
         let wire = TestMessage.query("www.example.test", type: 28, udpSize: 1232)
         for length in 0..<wire.count {
@@ -117,7 +159,7 @@ import Testing
                 #expect(wire.count < 12, "message \(index)")
             case .drop(.response):
                 #expect(wire[2] & 0x80 != 0, "message \(index)")
-            case .reject(let header, _, _):
+            case .reject(let header, _, _), .unknownKey(let header, _, _):
                 #expect(header.id == UInt16(wire[0]) << 8 | UInt16(wire[1]), "message \(index)")
             case .query(let query):
                 #expect(query.header.id == UInt16(wire[0]) << 8 | UInt16(wire[1]), "message \(index)")

@@ -28,6 +28,41 @@ enum TestMessage {
         return wire(packet)
     }
 
+    /// The key the signed queries use: a name and a base64 secret that the stub does not hold.
+    static let tsigKeyName = "hostpin-test-key."
+    static let tsigSecret = "c2VjcmV0LXRoZS1zdHViLWRvZXMtbm90LWhvbGQ="
+
+    /// A query for `name` signed with TSIG by ldns (hmac-sha256, ``tsigKeyName``, fudge 300, RFC 8945 §4),
+    /// with an OPT record unless `udpSize` is `nil` (ldns writes the TSIG after it, last).
+    static func signedQuery(_ name: String, id: UInt16 = 0x1234, udpSize: UInt16? = 1232) -> [UInt8] {
+        var built: UnsafeMutablePointer<ldns_pkt>?
+        precondition(ldns_pkt_query_new_frm_str(&built, name, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, 0) == LDNS_STATUS_OK)
+        let packet = built!
+        defer { ldns_pkt_free(packet) }
+        ldns_pkt_set_id(packet, id)
+        ldns_pkt_set_rd(packet, true)
+        if let udpSize { ldns_pkt_set_edns_udp_size(packet, udpSize) }
+        precondition(ldns_pkt_tsig_sign(packet, tsigKeyName, tsigSecret, 300, "hmac-sha256.", nil) == LDNS_STATUS_OK)
+        return wire(packet)
+    }
+
+    /// A signed query (no OPT) whose TSIG is not the last additional record: followed by `trailer`, an OPT
+    /// record or the same TSIG again, with ARCOUNT counting it.
+    static func signedQuery(_ name: String, followedBy trailer: SignedTrailer) -> [UInt8] {
+        var wire = signedQuery(name, udpSize: nil)
+        let tsigStart = 12 + name.split(separator: ".").reduce(1) { $0 + 1 + $1.utf8.count } + 4
+        switch trailer {
+        case .opt: wire += [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0]
+        case .tsig: wire += wire[tsigStart...]
+        }
+        wire[11] += 1
+        return wire
+    }
+
+    enum SignedTrailer: Sendable, CaseIterable {
+        case opt, tsig
+    }
+
     static func wire(_ packet: UnsafeMutablePointer<ldns_pkt>) -> [UInt8] {
         var bytes: UnsafeMutablePointer<UInt8>?
         var size = 0
@@ -58,6 +93,7 @@ struct TestResponse: CustomStringConvertible {
     let recursionDesired: Bool
     let recursionAvailable: Bool
     let checkingDisabled: Bool
+    let authenticData: Bool
     /// The full RCODE: the header's 4 bits and the OPT record's 8.
     let rcode: UInt16
     let questions: [(name: String, type: UInt16, dnsClass: UInt16)]
@@ -65,6 +101,20 @@ struct TestResponse: CustomStringConvertible {
     let authority: [Record]
     /// The OPT record's UDP payload size; `nil` without one.
     let udpSize: UInt16?
+    /// The TSIG record (RFC 8945 §4.2), which ldns keeps apart from the additional section; `nil` without one.
+    let tsig: TSIG?
+
+    /// A TSIG record's fields.
+    struct TSIG: Equatable {
+        let keyName: String
+        let algorithm: String
+        let timeSigned: UInt64
+        let fudge: UInt16
+        let macSize: Int
+        let originalID: UInt16
+        let error: UInt16
+        let otherLength: Int
+    }
 
     init?(_ wire: [UInt8]) {
         var parsed: UnsafeMutablePointer<ldns_pkt>?
@@ -79,6 +129,8 @@ struct TestResponse: CustomStringConvertible {
         recursionDesired = ldns_pkt_rd(packet)
         recursionAvailable = ldns_pkt_ra(packet)
         checkingDisabled = ldns_pkt_cd(packet)
+        authenticData = ldns_pkt_ad(packet)
+        tsig = ldns_pkt_tsig(packet).flatMap(Self.tsig)
         rcode = UInt16(ldns_pkt_edns_extended_rcode(packet)) << 4 | UInt16(ldns_pkt_get_rcode(packet).rawValue)
         udpSize = ldns_pkt_edns(packet) ? ldns_pkt_edns_udp_size(packet) : nil
         let question = ldns_pkt_question(packet)
@@ -88,6 +140,20 @@ struct TestResponse: CustomStringConvertible {
         }
         answers = Self.records(ldns_pkt_answer(packet))
         authority = Self.records(ldns_pkt_authority(packet))
+    }
+
+    /// The fields of a TSIG record, read from its seven RDATA fields as ldns holds them.
+    private static func tsig(_ rr: UnsafeMutablePointer<ldns_rr>) -> TSIG? {
+        guard ldns_rr_rd_count(rr) == 7 else { return nil }
+        func bytes(_ index: Int) -> [UInt8] {
+            let rdf = ldns_rr_rdf(rr, index)
+            return Array(UnsafeBufferPointer(start: ldns_rdf_data(rdf), count: ldns_rdf_size(rdf)))
+        }
+        func number(_ octets: [UInt8]) -> UInt64 { octets.reduce(0) { $0 << 8 | UInt64($1) } }
+        return TSIG(keyName: text(ldns_rr_owner(rr)), algorithm: text(ldns_rr_rdf(rr, 0)), timeSigned: number(bytes(1)),
+                    fudge: UInt16(number(bytes(2))), macSize: Int(number(Array(bytes(3).prefix(2)))),
+                    originalID: UInt16(number(bytes(4))), error: UInt16(number(bytes(5))),
+                    otherLength: Int(number(Array(bytes(6).prefix(2)))))
     }
 
     private static func records(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [Record] {

@@ -28,7 +28,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 7, 1000])
     func decodesInAnySplit(step: Int) throws {
-        let result = try Self.decode("5\r\nhello\r\n6;name=\"v\"\r\n world\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\nNEXT", step: step)
+        let result = try Self.decode("5 ; a ; b = c\r\nhello\r\n6;name=\"v \\\" ;\"\r\n world\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\nNEXT", step: step)
         #expect(result.data == "hello world0123456789")
         #expect(result.trailers == ["X-T=1"])
         #expect(result.rest == "NEXT")
@@ -45,6 +45,12 @@ import Testing
         ("ffffffffffffffffffff\r\n", .chunkSizeTooLarge("ffffffffffffffffffff")),
         ("ffffffffffffffffffff;a=b\r\n", .chunkSizeTooLarge("ffffffffffffffffffff")),
         ("ffffffffffffffffffffg\r\n", .invalidChunkSize("ffffffffffffffffffffg")),
+        ("5;a=\"b\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;a=\"b")),
+        ("5;a=\"b\\\"\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;a=\"b\\\"")),
+        ("5;a=\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;a=")),
+        ("5;=b\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;=b")),
+        ("5;a b\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;a b")),
+        ("5;a=\"b\"c\r\nhello\r\n0\r\n\r\n", .invalidChunkExtension("5;a=\"b\"c")),
         ("5\nhello\r\n0\r\n\r\n", .bareLF),
         ("5\rhello\r\n0\r\n\r\n", .bareCR),
         ("5\r\nhelloX\r\n0\r\n\r\n", .missingCRLFAfterData),

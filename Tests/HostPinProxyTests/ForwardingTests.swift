@@ -165,6 +165,22 @@ import Testing
         }
     }
 
+    /// RFC 9110 §2.5: a request in HTTP/1.2 is processed as HTTP/1.1, forwarded and answered in 1.1
+    /// (HTTP/2.0 and above stay 505: RefusalTests). Before, it was refused with 505.
+    @Test func http12RequestIsForwardedAndAnsweredAsHTTP11() async throws {
+        let origin = try TestSockets.scriptedOrigin(response: Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+        try await ProxyLab.withProxy { proxy, _, log in
+            let reply = try await TestSockets.exchange(proxy, Array(("GET http://127.0.0.1:\(origin.port)/v HTTP/1.2\r\n"
+                + "Host: x\r\nConnection: close\r\n\r\n").utf8))
+            #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(reply.hasSuffix("\r\n\r\nok"))
+            let request = try await origin.request.value
+            #expect(request.hasPrefix("GET /v HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"))
+            #expect(request.contains("\r\nVia: 1.1 hostpin\r\n"))
+            #expect((await log.waitFor(1)).first?.status == 200)
+        }
+    }
+
     @Test func responseWithoutLengthEndsAtCloseAndClosesTheClient() async throws {
         let origin = try TestSockets.scriptedOrigin(response: Array("HTTP/1.0 200 OK\r\n\r\nuntil close".utf8))
         try await ProxyLab.withProxy { proxy, _, log in

@@ -35,6 +35,19 @@ import Testing
          "HTTP/1.1 400 Bad Request", "Malformed request: Content-Length '99999999999999999999999' is too large (more than 18 digits).\n"),
         ("\u{1}\u{2}\u{3}garbage\r\n\r\n", "HTTP/1.1 400 Bad Request",
          "Malformed request: the request line is not 'METHOD SP TARGET SP HTTP/1.1'.\n"),
+        // Identical Content-Length values, on two lines or in one list, are refused as nginx does, not
+        // forwarded as received (RFC 9110 §8.6 allows either refusing or replacing them with one field).
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+         "HTTP/1.1 400 Bad Request", "Malformed request: Content-Length is given more than once (5, 5); a message has one length.\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5,5\r\n\r\nhello",
+         "HTTP/1.1 400 Bad Request", "Malformed request: Content-Length is given more than once (5, 5); a message has one length.\n"),
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\nhello",
+         "HTTP/1.1 400 Bad Request", "Malformed request: Content-Length is given more than once (5, 5); a message has one length.\n"),
+        // RFC 9112 §7: chunked defines no parameters; it is final, so "not the final coding" would be untrue.
+        ("POST http://www.example.test/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;param\r\n\r\n0\r\n\r\n",
+         "HTTP/1.1 400 Bad Request", "Malformed request: the chunked transfer coding takes no parameters (Transfer-Encoding: chunked;param).\n"),
+        ("GET http://www.example.test/ HTTP/3.0\r\nHost: a\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported",
+         "Malformed request: HTTP version 'HTTP/3.0' is not supported (HTTP/1.0 and HTTP/1.1 are).\n"),
     ])
     func malformedHeadsGetAClearErrorAndTheConnectionCloses(request: String, status: String, body: String) async throws {
         try await ProxyLab.withProxy { proxy, _, log in
@@ -160,6 +173,8 @@ import Testing
     @Test(arguments: [
         ("zz", "Malformed request body: chunk size line 'zz' is not hex digits with optional extensions.\n"),
         ("ffffffffffffffffffff", "Malformed request body: chunk size 'ffffffffffffffffffff' is too large (more than 15 hex digits).\n"),
+        // RFC 9112 §7.1.1: an extension's quoted string must end with its DQUOTE.
+        ("5;a=\"b", "Malformed request body: chunk extension in size line '5;a=\"b' is not ';' name ['=' token or quoted string].\n"),
     ])
     func malformedChunkedUploadIs400(sizeLine: String, body: String) async throws {
         try await ProxyLab.withProxy { proxy, lab, _ in

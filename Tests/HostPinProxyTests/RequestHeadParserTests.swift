@@ -17,6 +17,8 @@ import Testing
         ("GET http://a.test/\r\nHost: a.test\r\n\r\n", .malformedRequestLine),
         ("G(T http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", .invalidMethod),
         ("GET http://a.test/ HTTP/2.0\r\nHost: a.test\r\n\r\n", .unsupportedVersion("HTTP/2.0")),
+        ("GET http://a.test/ HTTP/3.0\r\nHost: a.test\r\n\r\n", .unsupportedVersion("HTTP/3.0")),
+        ("GET http://a.test/ HTTP/0.9\r\nHost: a.test\r\n\r\n", .unsupportedVersion("HTTP/0.9")),
         ("GET http://a.test/ HTTP/1.10\r\nHost: a.test\r\n\r\n", .malformedRequestLine),
         ("GET http://a.test/ http/1.1\r\nHost: a.test\r\n\r\n", .malformedRequestLine),
         // line endings
@@ -37,6 +39,13 @@ import Testing
         // framing
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .conflictingContentLength),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5, 6\r\n\r\n", .conflictingContentLength),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+         .repeatedContentLength("5, 5")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5,5\r\n\r\n", .repeatedContentLength("5, 5")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5, 5\r\nContent-Length: 5\r\n\r\n",
+         .repeatedContentLength("5, 5, 5")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5, 5, 6\r\n\r\n", .conflictingContentLength),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5,\r\n\r\n", .invalidContentLength("")),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: -1\r\n\r\n", .invalidContentLength("-1")),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 0x10\r\n\r\n", .invalidContentLength("0x10")),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: +5\r\n\r\n", .invalidContentLength("+5")),
@@ -50,6 +59,11 @@ import Testing
          .transferEncodingWithContentLength),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", .chunkedNotFinal),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: identity\r\n\r\n", .chunkedNotFinal),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked;param\r\n\r\n",
+         .chunkedWithParameter("chunked;param")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: Chunked ; q=1\r\n\r\n",
+         .chunkedWithParameter("chunked ; q=1")),
+        ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked;a, gzip\r\n\r\n", .chunkedNotFinal),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
          .unsupportedTransferCoding("gzip")),
         ("POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -143,8 +157,6 @@ import Testing
 
     @Test(arguments: [
         ("Content-Length: 5\r\n", BodyFraming.contentLength(5)),
-        ("Content-Length: 5\r\nContent-Length: 5\r\n", .contentLength(5)),
-        ("Content-Length: 5, 5\r\n", .contentLength(5)),
         ("Content-Length: 0\r\n", .none),
         ("Transfer-Encoding: chunked\r\n", .chunked),
         ("Transfer-Encoding: CHUNKED\r\n", .chunked),
@@ -152,6 +164,13 @@ import Testing
     ])
     func readsTheBodyFraming(fields: String, framing: BodyFraming) throws {
         #expect(try Self.parse("POST http://a.test/ HTTP/1.1\r\nHost: a\r\n\(fields)\r\n").framing == framing)
+    }
+
+    /// RFC 9110 §2.5: a later minor version of HTTP/1 is processed as HTTP/1.1.
+    @Test func http12IsReadAsHTTP11() throws {
+        let head = try Self.parse("GET http://a.test/ HTTP/1.2\r\nHost: a\r\n\r\n")
+        #expect(head.version == .http11)
+        #expect(head.wantsKeepAlive)
     }
 
     @Test func keepAliveFollowsVersionAndConnection() throws {

@@ -24,6 +24,8 @@ import Testing
         ("HTTP/1.1 200 OK\r\nX-A: 1\u{0}2\r\n\r\n", .invalidFieldValue(name: "X-A")),
         ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .conflictingContentLength),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", .chunkedNotFinal),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", .repeatedContentLength("5, 5")),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;x=1\r\n\r\n", .chunkedWithParameter("chunked;x=1")),
     ])
     func badHeadIsRefusedWithItsProblem(text: String, problem: HeadError) {
         #expect(throws: problem) {

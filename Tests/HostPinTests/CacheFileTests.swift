@@ -151,6 +151,19 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    /// A receive time ages before now (a hand-edited or foreign file: `-1e30`) is an entry too old to
+    /// serve, dropped like any other; its age in seconds is more than the cache counts in 64 bits.
+    @Test func entryReceivedAgesAgoIsDropped() throws {
+        _ = try savedCache()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let changed = text.replacingOccurrences(of: #""receivedAt":1767225600.25"#, with: #""receivedAt":-1e30"#)
+        #expect(changed != text)
+        try Data(changed.utf8).write(to: URL(fileURLWithPath: path))
+        let cache = ResolutionCache(clock: ManualClock())
+        #expect(try CacheFile.load(from: path, into: cache, now: received) == CacheFile.LoadReport(restored: 0, dropped: 2))
+        #expect(cache.count == 0)
+    }
+
     @Test func missingFileIsUnreadable() {
         #expect(throws: CacheFileError.unreadable(.missing)) {
             try CacheFile.load(from: path + ".none", into: ResolutionCache(clock: ManualClock()))

@@ -92,7 +92,9 @@ public enum CacheFile {
         let entries = try parse(data)
         var restored = 0
         for (entry, receivedAt) in entries {
-            let age = max(0, now.timeIntervalSince1970 - receivedAt.timeIntervalSince1970)
+            // At most 1e18 s: a receive time ages ago (-1e30) is past what UInt64 holds, and far older
+            // than any entry lives anyway.
+            let age = min(max(0, now.timeIntervalSince1970 - receivedAt.timeIntervalSince1970), 1e18)
             if cache.restore(entry, age: UInt64(age.rounded(.down))) { restored += 1 }
         }
         return LoadReport(restored: restored, dropped: entries.count - restored)

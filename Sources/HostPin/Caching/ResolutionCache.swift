@@ -126,7 +126,8 @@ public final class ResolutionCache: Sendable {
     public var policy: Policy { settings.withLock { $0.policy } }
     /// The limits and policy, replaced together. Read once per store, never on a hit.
     private let settings: Mutex<Settings>
-    let clock: any MonotonicClock
+    /// The clock expiry is measured on; the DNS stub's forward cache measures on it too.
+    package let clock: any MonotonicClock
     /// Whether ``clock`` is the ``SystemMonotonicClock``: a hit then reads it directly rather than
     /// through the existential (a call through the witness table and a projection of the box, 3% of a hot hit).
     private let systemClock: Bool

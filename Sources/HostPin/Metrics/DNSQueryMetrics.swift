@@ -1,7 +1,7 @@
 /// What a DNS stub (`hostpin serve`) did with each message it received, counted by how it came, the type
 /// asked and the outcome: `hostpin_dns_queries_total{transport, type, outcome}` (README.md, "Metrics").
 ///
-/// Every label has a closed set of values, so the family has a fixed number of series (66) whatever
+/// Every label has a closed set of values, so the family has a fixed number of series (72) whatever
 /// names are asked: never a label per name. Counting is one relaxed atomic increment, cheap enough for
 /// the cache-hit path. Thread-safe.
 public final class DNSQueryMetrics: Sendable {
@@ -53,6 +53,8 @@ public final class DNSQueryMetrics: Sendable {
         case formerr
         /// NOTIMP: an opcode other than QUERY.
         case notimp
+        /// NOTAUTH: a query signed with TSIG, whose key the stub does not hold (RFC 8945 §5.2.1).
+        case notauth
         /// BADVERS: an EDNS version other than 0 (RFC 6891 §6.1.3).
         case badvers
         /// No answer: shorter than a header, a response (QR set), or the stub stopped while resolving it.
@@ -71,6 +73,7 @@ public final class DNSQueryMetrics: Sendable {
             case .refused: "refused"
             case .formerr: "formerr"
             case .notimp: "notimp"
+            case .notauth: "notauth"
             case .badvers: "badvers"
             case .dropped: "dropped"
             case .rateLimited: "rate_limited"
@@ -82,11 +85,11 @@ public final class DNSQueryMetrics: Sendable {
     private static let transports = Transport.allCases.count
     private static let types = QueryType.allCases.count
     private static let outcomes = Outcome.allCases.count
-    private let counts = AtomicCounters<66>()
+    private let counts = AtomicCounters<72>()
 
     /// No message counted yet.
     public init() {
-        precondition(Self.transports * Self.types * Self.outcomes == 66, "AtomicCounters<66> holds every series")
+        precondition(Self.transports * Self.types * Self.outcomes == 72, "AtomicCounters<72> holds every series")
     }
 
     /// Counts one message.
