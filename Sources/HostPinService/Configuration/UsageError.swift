@@ -3,7 +3,7 @@ import HostPin
 /// Why a command line cannot be run. Closed, so every message is written here once, as a sentence.
 ///
 /// Printed to standard error as `hostpin: error: <sentence>` followed by a pointer to the help; the
-/// process then exits with ``ExitStatus/usage`` (2).
+/// process then exits with the usage status (2).
 package enum UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No subcommand was given.
     case missingSubcommand
