@@ -19,6 +19,13 @@ extension Service {
     @discardableResult
     public func reload(to new: ServiceConfiguration) async throws(ServiceError) -> ServiceReload {
         guard !stopped else { throw refuse("the service is stopping") }
+        guard !reloading else { throw refuse("another reload is under way") }
+        reloading = true
+        defer {
+            reloading = false
+            for waiter in reloadWaiters { waiter.resume() }
+            reloadWaiters = []
+        }
         let settings = configuration
         var summary = ["\(new.rules.count) rule\(new.rules.count == 1 ? "" : "s")"]
 
@@ -71,7 +78,7 @@ extension Service {
         }
 
         // The metrics endpoint moves only when it was on at start: the counters are made then or never.
-        var startedEndpoint: MetricsEndpoint?
+        var startedEndpoint: (endpoint: MetricsEndpoint, address: SocketAddress)?
         let endpointMoves = metrics != nil && new.metrics.listenAddress != settings.metrics.listenAddress
         if endpointMoves {
             switch startEndpoint(new.metrics) {
@@ -82,6 +89,15 @@ extension Service {
                 for (_, server) in servers.suffix(added.count) { await server.stop() }
                 throw refuse("--metrics-listen: \(error)")
             }
+        }
+
+        // Stopped meanwhile (the actor ran stop(grace:) at one of the suspensions above): nothing is swapped.
+        if stopped {
+            await startedEndpoint?.endpoint.stop()
+            if controlMoves { await startedControl?.stop() }
+            await startedProxy?.retire()
+            for (_, server) in servers.suffix(added.count) { await server.stop() }
+            throw refuse("the service is stopping")
         }
 
         // The swap: nothing below fails.
@@ -147,7 +163,7 @@ extension Service {
         }
         if endpointMoves {
             await endpoint?.stop()
-            endpoint = startedEndpoint
+            (endpoint, endpointAddress) = (startedEndpoint?.endpoint, startedEndpoint?.address)
             summary.append("metrics endpoint \(startedEndpoint.map { _ in "moved" } ?? "closed")")
         }
         if controlMoves {

@@ -54,6 +54,10 @@ public actor Service {
     var accessLog = STDOUT_FILENO
     /// Whether ``stop(grace:)`` has begun.
     var stopped = false
+    /// Whether a reload is under way (the actor runs another call at each of its suspensions).
+    var reloading = false
+    /// What waits for the reload under way to end (``stop(grace:)``).
+    var reloadWaiters: [CheckedContinuation<Void, Never>] = []
 
     private init(configuration: ServiceConfiguration, trusted: TrustedResolver, log: ServiceLog) {
         self.configuration = configuration
@@ -141,7 +145,7 @@ public actor Service {
             metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
                                      proxy: counters.proxy, watch: watcher)
             switch startEndpoint(settings.metrics) {
-            case .success(let started): endpoint = started
+            case .success(let started): (endpoint, endpointAddress) = (started?.endpoint, started?.address)
             case .failure(let error):
                 await proxy?.proxy.stop()
                 for (_, server) in dnsServers { await server.stop() }
@@ -167,10 +171,14 @@ public actor Service {
 
     /// Stops every listener (the proxy with its grace period, the configuration's when `grace` is `nil`;
     /// the metrics endpoint says it is stopping until then), writes the cache file once more, and says
-    /// what the watch counted. A second call does nothing.
+    /// what the watch counted. A second call does nothing; a reload under way is refused at its swap.
     public func stop(grace: Duration? = nil) async {
         guard !stopped else { return }
         stopped = true
+        // A reload under way sees `stopped` at its swap and undoes what it started; wait for it.
+        while reloading {
+            await withCheckedContinuation { reloadWaiters.append($0) }
+        }
         metrics?.markStopping()
         await control?.stop()
         await proxy?.stop(grace: grace, log: log)
@@ -224,12 +232,10 @@ public actor Service {
     }
 
     /// Starts the metrics endpoint `options` describe serving ``metrics``, printing where it listens.
-    func startEndpoint(_ options: MetricsOptions) -> Result<MetricsEndpoint?, ListenError> {
+    func startEndpoint(_ options: MetricsOptions) -> Result<(endpoint: MetricsEndpoint, address: SocketAddress)?, ListenError> {
         guard let metrics else { return .success(nil) }
         do throws(ListenError) {
-            let started = try options.start(metrics, log: log)
-            endpointAddress = started?.address
-            return .success(started?.endpoint)
+            return .success(try options.start(metrics, log: log))
         } catch {
             return .failure(error)
         }
