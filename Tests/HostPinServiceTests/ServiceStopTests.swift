@@ -5,6 +5,10 @@ import HostPinService
 import HostPinTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// ``Service/stop(grace:)``: a transfer in flight through the proxy finishes within the grace, nothing
 /// new is accepted, and the listeners are closed when it returns; ``Service/cutTransfers()`` cuts what
 /// is left. Durations bounded: run with scripts/test's SERVICE phase.
@@ -54,5 +58,46 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         try await Task.sleep(for: .milliseconds(300))
+    }
+}
+
+/// A stop while a reload is under way: the reload is refused at its swap and what it had started is
+/// stopped again; the stop waits for it.
+@Suite struct StopDuringReloadTests {
+    @Test func aStopDuringAReloadRefusesItAndKeepsNothingItStarted() async throws {
+        var configuration = try ServiceLab.configuration(proxy: false)
+        let service = try await Service.start(configuration, log: KeptLog().log)
+        #expect(await service.listeners.dns.count == 1)
+        try await LoopbackSocket.with(Int32(SOCK_DGRAM.rawValue)) { port in
+            // The new upstreams hold the reload: a DoH name without an address, looked up through a
+            // plain upstream that never answers, for the whole 2 s budget.
+            let silent = Upstream("127.0.0.1:\(port)")!
+            let doh = Upstream(try EncryptedUpstream.parse("https://dns.example.test/dns-query"))
+            configuration.resolverConfiguration = TrustedResolver.Configuration(upstreams: [doh, silent])
+            configuration.resolverConfiguration.budget = .seconds(2)
+            // And a second DNS address, started off to the side after the lookup.
+            configuration.dns?.listenAddresses.append(SocketAddress("127.0.0.1:0")!)
+            let new = configuration
+            let reload = Task { () async -> ServiceError? in
+                do throws(ServiceError) {
+                    try await service.reload(to: new)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            await service.stop()
+            let refusal = await reload.value
+            guard case .reloadRefused(let reason)? = refusal else {
+                Issue.record("expected a refused reload, got \(String(describing: refusal))")
+                return
+            }
+            #expect(reason == "the service is stopping")
+        }
+        let statistics = await service.statistics
+        #expect(statistics.reloads == 0)
+        #expect(statistics.upstreams == [try Lab.current().trustedDNS])
+        #expect(await service.configuration.dns?.listenAddresses.count == 1)
     }
 }
