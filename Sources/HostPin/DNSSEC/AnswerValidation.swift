@@ -8,8 +8,10 @@
 /// whose keys are found the same way, up to the closest trust anchor. Validated DNSKEY sets are kept in
 /// ``zoneKeys`` for the rest of the resolution (a ``KeyCache`` keeps them across resolutions).
 ///
-/// Not yet checked (next step): NSEC/NSEC3 denial, so an RRset without signatures, a DS RRset that is
-/// absent, or a wildcard expansion in an NSEC3 zone is bogus rather than proven insecure or secure.
+/// An RRset without RRSIGs is insecure only below an unsigned delegation proven by a signed NSEC
+/// (``NoDSProof``), found by asking for DS records from the anchor down. Not yet checked (next step):
+/// NSEC3 denial, and NXDOMAIN/NODATA answers, so such a proof in an NSEC3 zone, a signer's DS RRset that
+/// is absent, or a wildcard expansion in an NSEC3 zone is bogus rather than proven insecure or secure.
 package struct AnswerValidation: Sendable {
     /// What the driver does next.
     package enum Step: Sendable, Hashable {
@@ -28,6 +30,8 @@ package struct AnswerValidation: Sendable {
     private var requests = 0
     /// TTLs of the chain's RRsets verified so far, by position, so a later step does not check them again.
     private var verifiedTTLs: [Int: UInt32] = [:]
+    /// Why the chain's RRsets found insecure so far are, by position.
+    private var insecurePositions: [Int: String] = [:]
     /// The DNSKEY sets validated so far in this resolution, by zone apex.
     package private(set) var zoneKeys: [WireName: ZoneKeys]
     /// The DNSKEY sets this resolution settled itself (not those handed in), for a ``KeyCache`` to keep.
@@ -79,29 +83,41 @@ package struct AnswerValidation: Sendable {
         case .failure(let reason): return .verdict(.bogus(reason))
         }
         var ttl = UInt32.max
+        var insecurity: String?
         for (position, rrset) in chain.enumerated() {
             if let known = verifiedTTLs[position] {
                 ttl = min(ttl, known)
+                continue
+            }
+            if let why = insecurePositions[position] {
+                insecurity = insecurity ?? why
                 continue
             }
             guard anchors.closest(to: rrset.owner) != nil else { return .verdict(.indeterminate) }
             guard let signer = rrset.signatures.lazy.compactMap({ RRSIGData($0.rdata)?.signer })
                 .first(where: { $0.isAncestorOrSelf(of: rrset.owner) })
             else {
-                let problem: BogusReason.Problem = rrset.signatures.isEmpty ? .signaturesMissing : .malformedSignature
-                return .verdict(.bogus(BogusReason(rrset, problem: problem)))
+                guard rrset.signatures.isEmpty else { return .verdict(.bogus(BogusReason(rrset, problem: .malformedSignature))) }
+                // Unsigned: insecure only below a proven unsigned delegation (a missing RRSIG proves nothing).
+                switch unsignedDelegation(above: rrset) {
+                case .need(let request): return fetch(request, for: rrset)
+                case .known(.insecure(let why)):
+                    insecurity = insecurity ?? why
+                    insecurePositions[position] = why
+                    continue
+                case .known(.bogus(let reason)): return .verdict(.bogus(reason))
+                case .known(.secure): return .verdict(.bogus(BogusReason(rrset, problem: .signaturesMissing)))
+                }
             }
             switch keys(of: signer) {
             case .need(let request):
-                requests += 1
-                guard requests <= limits.chainQueries else {
-                    return .verdict(.bogus(BogusReason(rrset, problem: .capReached(.chainQueries))))
-                }
-                return .fetch(request)
+                return fetch(request, for: rrset)
             case .known(.bogus(let reason)):
                 return .verdict(.bogus(reason))
             case .known(.insecure(let why)):
-                return .verdict(.insecure(why: why))
+                insecurity = insecurity ?? why
+                insecurePositions[position] = why
+                continue
             case .known(.secure(let keys, let keysTTL)):
                 switch SignatureCheck.verify(rrset, zone: signer, keys: keys, now: now, limits: limits, budget: &budget) {
                 case .bogus(let reason):
@@ -119,7 +135,45 @@ package struct AnswerValidation: Sendable {
                 }
             }
         }
+        if let insecurity { return .verdict(.insecure(why: insecurity)) }
         return .verdict(.secure(ttl: ttl))
+    }
+
+    /// Asks for `request` unless the chain-query cap is reached.
+    private mutating func fetch(_ request: ChainRequest, for rrset: RRset) -> Step {
+        requests += 1
+        guard requests <= limits.chainQueries else {
+            return .verdict(.bogus(BogusReason(rrset, problem: .capReached(.chainQueries))))
+        }
+        return .fetch(request)
+    }
+
+    /// For an RRset without RRSIGs: walks down from the closest anchor one label at a time, asking for
+    /// the DS of each name, until a signed NSEC proves an unsigned delegation (`.insecure`) or the owner is
+    /// reached inside a signed zone (`.secure`: the RRset should have been signed). A signed DS on the
+    /// way makes that name the zone the walk goes on in.
+    private mutating func unsignedDelegation(above rrset: RRset) -> KeyLookup {
+        guard let anchor = anchors.closest(to: rrset.owner) else { return .known(.insecure(why: "no trust anchor")) }
+        var zone = anchor.zone
+        var depth = zone.labelCount + 1
+        while depth <= rrset.owner.labelCount {
+            let zoneKeys: [DNSSECRecord]
+            switch keys(of: zone) {
+            case .need(let request): return .need(request)
+            case .known(.secure(let keys, _)): zoneKeys = keys
+            case .known(let settled): return .known(settled)
+            }
+            let name = rrset.owner.suffix(labels: depth)
+            guard let answer = fetched[.ds(name)] else { return .need(.ds(name)) }
+            switch NoDSProof.read(answer, name: name, zone: zone, keys: zoneKeys, now: now, limits: limits, budget: &budget) {
+            case .ds: zone = name
+            case .noCut: break
+            case .insecureDelegation: return .known(.insecure(why: "\(name) is delegated without DS (signed NSEC)"))
+            case .bogus(let reason): return .known(.bogus(reason))
+            }
+            depth += 1
+        }
+        return .known(.secure(keys: [], ttl: 0))
     }
 
     /// The RRsets from the question's name to the asked type, following CNAMEs (at most

@@ -15,6 +15,7 @@ import Testing
         Row(name: "www.example.test", verdict: "secure"),
         Row(name: "x.wild.example.test", verdict: "secure"),
         Row(name: "www.test", verdict: "secure"),
+        Row(name: "www.unsigned.example.test", verdict: "insecure"),
         Row(name: "modified.example.test", verdict: "bogus"),
         Row(name: "www.badds.example.test", verdict: "bogus"),
         Row(name: "www.expired.example.test", verdict: "bogus"),
@@ -122,6 +123,40 @@ import Testing
             }
             #expect(verdict?.kind == "bogus", "\(request): \(String(describing: verdict))")
         }
+    }
+
+    @Test func unsignedChildIsInsecureThroughTheParentsSignedNSEC() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        let (verdict, requests) = lab.run(&validation)
+        #expect(verdict == .insecure(why: "unsigned.example.test. is delegated without DS (signed NSEC)"))
+        #expect(requests.map(\.description) == [
+            ". DNSKEY", "test. DS", "test. DNSKEY", "example.test. DS", "example.test. DNSKEY", "unsigned.example.test. DS",
+        ])
+    }
+
+    @Test func unsignedChildWhoseNSECProofIsStrippedOrForgedIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let unsigned = try #require(WireName("unsigned.example.test"))
+        let stripped = lab.answer(.ds(unsigned)).filter { $0.type != DNSSECRecord.Kind.rrsig }
+        var first = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        guard case .bogus(let reason)? = lab.run(&first, override: { $0 == .ds(unsigned) ? stripped : nil }).verdict else {
+            Issue.record("not bogus without the NSEC's RRSIG"); return
+        }
+        #expect(reason.problem == .signaturesMissing)
+        // The NSEC's bitmap changed (NS taken out) after signing: its signature fails.
+        let forged = lab.answer(.ds(unsigned)).map { record -> DNSSECRecord in
+            guard record.type == DNSSECRecord.Kind.nsec else { return record }
+            return DNSSECRecord(presentation: "unsigned.example.test. 60 IN NSEC v6only.example.test. A RRSIG NSEC") ?? record
+        }
+        var second = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&second, override: { $0 == .ds(unsigned) ? forged : nil }).verdict?.kind == "bogus")
+        // No proof at all (a server that answers the DS query with nothing).
+        var third = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        guard case .bogus(let none)? = lab.run(&third, override: { $0 == .ds(unsigned) ? [] : nil }).verdict else {
+            Issue.record("not bogus without a proof"); return
+        }
+        #expect(none.problem == .dsMissingWithoutProof)
     }
 
     @Test func missingDSIsBogusUntilDenialProofsAreChecked() throws {

@@ -1,3 +1,4 @@
+import CLDNS
 import Foundation
 import HostPin
 import Testing
@@ -198,5 +199,45 @@ import Testing
         #expect(problem(budgeted) == .capReached(.checksPerResolution))
         #expect(budgetSpent == 64)
         #expect(ContinuousClock.now - started < .seconds(2))
+    }
+}
+
+/// What ldns 1.8.3 accepts by itself (`ldns_verify_rrsig_time` with one key), so that each check
+/// ``SignatureCheck`` adds is shown to be HostPin's and not ldns's.
+@Suite struct DNSSECLdnsAloneTests {
+    private func ldnsAccepts(_ rrset: RRset, key: DNSSECRecord, at time: Int64) throws -> Bool {
+        let list = try #require(ldns_rr_list_new())
+        defer { ldns_rr_list_deep_free(list) }
+        for record in rrset.records { _ = ldns_rr_list_push_rr(list, try #require(record.ldnsRecord())) }
+        let rrsig = try #require(rrset.signatures.first?.ldnsRecord())
+        defer { ldns_rr_free(rrsig) }
+        let dnskey = try #require(key.ldnsRecord())
+        defer { ldns_rr_free(dnskey) }
+        return ldns_verify_rrsig_time(list, rrsig, dnskey, time_t(time)) == LDNS_STATUS_OK
+    }
+
+    private func signed(_ key: TestKey, owner: String = "www.bad.test") throws -> RRset {
+        let now = nowSeconds()
+        let records = [try aRecord(owner)]
+        return try #require(RRset.group(records + (try key.sign(records, inception: now - 3600, expiration: now + 86400))).first)
+    }
+
+    @Test func ldnsAcceptsARevokedKeyAndAKeyWithoutTheZoneFlag() throws {
+        for flags: UInt16 in [257 | 0x80, 1] {
+            let key = try TestKey(zone: "bad.test.", flags: flags)
+            #expect(try ldnsAccepts(try signed(key), key: key.dnskey, at: nowSeconds()))
+        }
+    }
+
+    @Test func ldnsAcceptsASignerThatIsNoAncestorOfTheOwner() throws {
+        let key = try TestKey(zone: "other.test.")
+        #expect(try ldnsAccepts(try signed(key, owner: "www.bad.test"), key: key.dnskey, at: nowSeconds()))
+    }
+
+    @Test func ldnsHasNoClockSkewAllowance() throws {
+        let key = try TestKey(zone: "bad.test.")
+        let rrset = try signed(key)
+        let expiration = Int64(try #require(RRSIGData(rrset.signatures[0].rdata)).expiration)
+        #expect(try !ldnsAccepts(rrset, key: key.dnskey, at: expiration + 60))
     }
 }

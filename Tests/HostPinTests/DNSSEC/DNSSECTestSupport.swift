@@ -59,8 +59,12 @@ struct LabZones {
     /// What the lab answers for `request`.
     func answer(_ request: ChainRequest) -> [DNSSECRecord] {
         switch request {
-        case .dnskey(let zone): rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.dnskey)
-        case .ds(let zone): rrset(in: self.zone(of: zone.parent ?? .root), owner: zone, type: DNSSECRecord.Kind.ds)
+        case .dnskey(let zone): return rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.dnskey)
+        case .ds(let name):
+            // The parent's DS RRset, or its NODATA proof: the NSEC at the name (RFC 4035 §3.1.4.1).
+            let parent = zone(of: name.parent ?? .root)
+            let ds = rrset(in: parent, owner: name, type: DNSSECRecord.Kind.ds)
+            return ds.isEmpty ? rrset(in: parent, owner: name, type: DNSSECRecord.Kind.nsec) : ds
         }
     }
 
@@ -94,19 +98,9 @@ struct LabZones {
             copy.owner = name
             return copy
         }
-        let covering = (zones[zone] ?? []).filter { $0.type == DNSSECRecord.Kind.nsec && Self.covers($0, name) }
+        let covering = (zones[zone] ?? []).filter { NSECRecord.covers($0, name) }
         let proof = covering.flatMap { rrset(in: zone, owner: $0.owner, type: DNSSECRecord.Kind.nsec) }
         return (expanded, proof)
-    }
-
-    private static func covers(_ nsec: DNSSECRecord, _ name: WireName) -> Bool {
-        guard let rr = nsec.ldnsRecord() else { return false }
-        defer { ldns_rr_free(rr) }
-        let wire = name.wire
-        guard let rdf = wire.withUnsafeBufferPointer({ ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, $0.count, $0.baseAddress) })
-        else { return false }
-        defer { ldns_rdf_deep_free(rdf) }
-        return ldns_nsec_covers_name(rr, rdf) && nsec.owner != name
     }
 
     /// Drives `validation` to its verdict, answering each request with `answer(request)` (or `override`'s
