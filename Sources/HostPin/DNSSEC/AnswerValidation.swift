@@ -19,6 +19,17 @@ package struct AnswerValidation: Sendable {
         case verdict(DNSSECVerdict)
     }
 
+    /// What the upstream's answer claims.
+    package enum Claim: Sendable, Hashable {
+        /// An RRset of the asked type (after any CNAMEs).
+        case answer
+        /// NXDOMAIN: the name (at the end of any CNAMEs) does not exist.
+        case nxdomain
+        /// NODATA: the name exists without the asked type.
+        case nodata
+    }
+
+    private let claim: Claim
     private let question: WireName
     private let answer: [RRset]
     private let authority: [RRset]
@@ -41,13 +52,16 @@ package struct AnswerValidation: Sendable {
     ///   - name: The name asked for (QNAME).
     ///   - type: The type asked for (A or AAAA; any type whose answer is an RRset works).
     ///   - answer: The answer section's records, RRSIGs included.
-    ///   - authority: The authority section's records (a wildcard expansion's NSEC proof).
+    ///   - authority: The authority section's records (a wildcard expansion's or a negative answer's NSEC
+    ///     proof, a negative answer's SOA).
+    ///   - claim: Whether the answer claims the RRset, NXDOMAIN or NODATA.
     ///   - anchors: The trust anchors.
     ///   - knownKeys: Validated DNSKEY sets from a ``KeyCache``.
     ///   - now: The check time, seconds since 1970.
     package init(name: WireName, type: UInt16, answer: [DNSSECRecord], authority: [DNSSECRecord] = [],
-                 anchors: TrustAnchors, knownKeys: [WireName: ZoneKeys] = [:], now: Int64,
+                 claim: Claim = .answer, anchors: TrustAnchors, knownKeys: [WireName: ZoneKeys] = [:], now: Int64,
                  limits: ValidationLimits = ValidationLimits()) {
+        self.claim = claim
         self.question = name
         self.questionType = type
         self.answer = RRset.group(answer)
@@ -77,10 +91,17 @@ package struct AnswerValidation: Sendable {
     /// One step of progress: a request for the first thing missing, or the verdict once nothing is.
     private mutating func advance() -> Step {
         guard anchors.closest(to: question) != nil else { return .verdict(.indeterminate) }
-        let chain: [RRset]
+        var chain: [RRset]
+        let end: WireName
         switch cnameChain() {
-        case .success(let found): chain = found
-        case .failure(let reason): return .verdict(.bogus(reason))
+        case .success(let found): (chain, end) = (found, found.last?.owner ?? question)
+        case .failure(let reason):
+            guard claim != .answer else { return .verdict(.bogus(reason.reason)) }
+            (chain, end) = reason.chain
+        }
+        if claim != .answer {
+            // A negative answer's own RRsets: the NSECs of its proof and the zone's SOA, each to be verified.
+            chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }
         }
         var ttl = UInt32.max
         var insecurity: String?
@@ -136,6 +157,14 @@ package struct AnswerValidation: Sendable {
             }
         }
         if let insecurity { return .verdict(.insecure(why: insecurity)) }
+        if claim != .answer {
+            let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
+            let proven = claim == .nodata ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
+                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs)
+            guard proven else {
+                return .verdict(.bogus(BogusReason(rrset: "\(end) \(RRset.typeName(questionType))", problem: .denialMissing)))
+            }
+        }
         return .verdict(.secure(ttl: ttl))
     }
 
@@ -178,7 +207,7 @@ package struct AnswerValidation: Sendable {
 
     /// The RRsets from the question's name to the asked type, following CNAMEs (at most
     /// ``ValidationLimits/chainQueries`` links, so a loop ends).
-    private func cnameChain() -> Result<[RRset], BogusReason> {
+    private func cnameChain() -> Result<[RRset], ChainEnd> {
         var chain: [RRset] = []
         var name = question
         for _ in 0...limits.chainQueries {
@@ -191,7 +220,15 @@ package struct AnswerValidation: Sendable {
             chain.append(link)
             name = target
         }
-        return .failure(BogusReason(rrset: "\(name) \(RRset.typeName(questionType))", problem: .answerMissing))
+        return .failure(ChainEnd(reason: BogusReason(rrset: "\(name) \(RRset.typeName(questionType))", problem: .answerMissing),
+                                 chain: (chain, name)))
+    }
+
+    /// Where a CNAME chain stopped short of the asked type: bogus for a positive answer, the name a
+    /// negative answer's proof is about otherwise.
+    private struct ChainEnd: Error {
+        let reason: BogusReason
+        let chain: ([RRset], WireName)
     }
 
     private enum KeyLookup {

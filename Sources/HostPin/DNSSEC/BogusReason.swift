@@ -60,6 +60,8 @@ package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
         case wildcardWithoutProof
         /// The answer holds no RRset for a name of the CNAME chain.
         case answerMissing
+        /// A negative answer without a signed NSEC proof of what it claims (RFC 4035 §5.4).
+        case denialMissing
 
         package var description: String {
             switch self {
@@ -83,6 +85,7 @@ package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
             case .dsMissingWithoutProof: "no DS and no signed proof of its absence"
             case .wildcardWithoutProof: "wildcard expansion without a no-closer-match proof"
             case .answerMissing: "the answer lacks an RRset of the CNAME chain"
+            case .denialMissing: "no signed NSEC proves the name or type absent"
             }
         }
     }

@@ -103,6 +103,26 @@ struct LabZones {
         return (expanded, proof)
     }
 
+    /// The authority section of a negative answer for `name` in its zone: the SOA and the NSECs a server
+    /// sends (RFC 4035 §3.1.3.2): the one at `name` (NODATA), or those covering `name` and the wildcard
+    /// of each of its ancestors in the zone (NXDOMAIN; a superset of the two a server picks).
+    func negativeAuthority(_ name: WireName) -> [DNSSECRecord] {
+        let zone = zone(of: name)
+        var names = [name]
+        var ancestor = name.parent
+        while let current = ancestor, zone.isAncestorOrSelf(of: current) {
+            names.append(WireName(labels: [[UInt8(ascii: "*")]] + current.labels))
+            ancestor = current.parent
+        }
+        let nsecs = (zones[zone] ?? []).filter { nsec in
+            nsec.type == DNSSECRecord.Kind.nsec && names.contains { nsec.owner == $0 || NSECRecord.covers(nsec, $0) }
+        }
+        var owners: [WireName] = []
+        for nsec in nsecs where !owners.contains(nsec.owner) { owners.append(nsec.owner) }
+        return rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.soa)
+            + owners.flatMap { rrset(in: zone, owner: $0, type: DNSSECRecord.Kind.nsec) }
+    }
+
     /// Drives `validation` to its verdict, answering each request with `answer(request)` (or `override`'s
     /// records where it returns some), at most 32 steps.
     func run(_ validation: inout AnswerValidation,

@@ -1,0 +1,37 @@
+/// The NSEC proofs of a negative answer (RFC 4035 §5.4, RFC 6840 §4.1; Unbound's `val_nsec`), over NSEC
+/// records whose signatures ``AnswerValidation`` has already verified. NSEC3 (RFC 5155 §8) is the next step.
+package enum DenialProof {
+    /// NODATA: an NSEC at `name` whose bitmap lists neither `type` nor CNAME. An NSEC listing NS without SOA
+    /// is the parent's side of a delegation and proves nothing about the child's types (only about DS).
+    package static func provesNODATA(name: WireName, type: UInt16, nsecs: [DNSSECRecord]) -> Bool {
+        nsecs.contains { nsec in
+            guard nsec.owner == name, !NSECRecord.lists(nsec, type: type),
+                  !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.cname)
+            else { return false }
+            let parentSide = NSECRecord.lists(nsec, type: DNSSECRecord.Kind.ns) && !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.soa)
+            return !parentSide || type == DNSSECRecord.Kind.ds
+        }
+    }
+
+    /// NXDOMAIN: an NSEC covering `name`, and one covering the wildcard at its closest encloser (the
+    /// longest ancestor of `name` the covering NSEC's owner or next name shares). A covering NSEC whose
+    /// owner is an ancestor of `name` and lists NS without SOA is a delegation's: it proves nothing below
+    /// the cut (RFC 6840 §4.1).
+    package static func provesNXDOMAIN(name: WireName, nsecs: [DNSSECRecord]) -> Bool {
+        for cover in nsecs where NSECRecord.covers(cover, name) {
+            if cover.owner.isAncestorOrSelf(of: name), NSECRecord.lists(cover, type: DNSSECRecord.Kind.ns),
+               !NSECRecord.lists(cover, type: DNSSECRecord.Kind.soa) { continue }
+            guard let next = WireName.read(cover.rdata)?.name else { continue }
+            let encloser = max(sharedLabels(name, cover.owner), sharedLabels(name, next))
+            guard encloser < name.labelCount else { continue }
+            let wildcard = WireName(labels: [[UInt8(ascii: "*")]] + name.suffix(labels: encloser).labels)
+            if nsecs.contains(where: { NSECRecord.covers($0, wildcard) }) { return true }
+        }
+        return false
+    }
+
+    /// The number of trailing labels two names share.
+    private static func sharedLabels(_ one: WireName, _ other: WireName) -> Int {
+        zip(one.labels.reversed(), other.labels.reversed()).prefix { $0 == $1 }.count
+    }
+}
