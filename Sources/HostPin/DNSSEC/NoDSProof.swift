@@ -6,7 +6,8 @@ package enum NoDSProof: Sendable, Hashable {
     /// A signed NSEC at `name` with NS and without DS or SOA: an unsigned delegation, so everything at and
     /// below `name` is insecure.
     case insecureDelegation
-    /// A signed NSEC at `name` without NS: no zone cut at `name`; the parent's zone goes on below it.
+    /// A signed NSEC at `name` without NS, or one proving `name` an empty non-terminal: no zone cut at
+    /// `name`; the parent's zone goes on below it.
     case noCut
     case bogus(BogusReason)
 
@@ -21,10 +22,9 @@ package enum NoDSProof: Sendable, Hashable {
         if answer.contains(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.ds && !$0.records.isEmpty }) {
             return .ds
         }
-        let subject = "\(name) DS"
         guard let nsec = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.nsec }),
               nsec.records.count == 1, let record = nsec.records.first
-        else { return .bogus(BogusReason(rrset: subject, problem: .dsMissingWithoutProof)) }
+        else { return emptyNonTerminal(answer, name: name, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) }
         switch SignatureCheck.verify(nsec, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) {
         case .bogus(let reason): return .bogus(reason)
         case .unsupported: return .bogus(BogusReason(nsec, problem: .noSupportedSignature))
@@ -35,5 +35,21 @@ package enum NoDSProof: Sendable, Hashable {
             return .bogus(BogusReason(nsec, problem: .dsMissingWithoutProof))
         }
         return lists(DNSSECRecord.Kind.ns) ? .insecureDelegation : .noCut
+    }
+
+    /// No NSEC at `name`: an empty non-terminal (RFC 4592 §2.2.2) is proven by a signed NSEC covering it
+    /// whose next name lies below it — names exist under `name`, none at it, so no zone cut is there.
+    private static func emptyNonTerminal(_ answer: [RRset], name: WireName, zone: WireName, keys: [DNSSECRecord], now: Int64,
+                                         limits: ValidationLimits, budget: inout ValidationBudget) -> NoDSProof {
+        for nsec in answer where nsec.type == DNSSECRecord.Kind.nsec && nsec.records.count == 1 && zone.isAncestorOrSelf(of: nsec.owner) {
+            let record = nsec.records[0]
+            guard NSECRecord.covers(record, name), let next = WireName.read(record.rdata)?.name,
+                  next != name, name.isAncestorOrSelf(of: next)
+            else { continue }
+            if case .verified = SignatureCheck.verify(nsec, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) {
+                return .noCut
+            }
+        }
+        return .bogus(BogusReason(rrset: "\(name) DS", problem: .dsMissingWithoutProof))
     }
 }

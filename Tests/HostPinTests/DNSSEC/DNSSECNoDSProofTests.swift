@@ -13,6 +13,24 @@ import Testing
                               keys: [key.dnskey], now: now, limits: ValidationLimits(), budget: &budget)
     }
 
+    private func readCovering(next: String) throws -> NoDSProof {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds()
+        let nsec = try #require(DNSSECRecord(presentation: "a.bad.test. 60 IN NSEC \(next) A RRSIG NSEC"))
+        let records = [nsec] + (try key.sign([nsec], inception: now - 3600, expiration: now + 86400))
+        var budget = ValidationBudget(checks: 64)
+        return NoDSProof.read(RRset.group(records), name: try #require(WireName("child.bad.test")), zone: key.zone,
+                              keys: [key.dnskey], now: now, limits: ValidationLimits(), budget: &budget)
+    }
+
+    @Test func coveringNSECWhoseNextNameIsBelowProvesAnEmptyNonTerminal() throws {
+        #expect(try readCovering(next: "www.child.bad.test.") == .noCut)
+    }
+
+    @Test func coveringNSECWhoseNextNameIsNotBelowIsBogus() throws {
+        guard case .bogus = try readCovering(next: "zz.bad.test.") else { Issue.record("a name proven absent taken as no cut"); return }
+    }
+
     @Test func nsecWithNSAndNoDSProvesAnUnsignedDelegation() throws {
         #expect(try read("NS RRSIG NSEC") == .insecureDelegation)
     }
