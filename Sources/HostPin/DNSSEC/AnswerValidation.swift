@@ -101,7 +101,9 @@ package struct AnswerValidation: Sendable {
         }
         if claim != .answer {
             // A negative answer's own RRsets: the NSECs of its proof and the zone's SOA, each to be verified.
+            // NSEC3 records of another hash algorithm are dropped before ldns sees them (RFC 5155 §8.1).
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }
+            chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.records.allSatisfy { NSEC3Record($0)?.hashAlgorithm == 1 } }
         }
         var ttl = UInt32.max
         var insecurity: String?
@@ -159,8 +161,14 @@ package struct AnswerValidation: Sendable {
         if let insecurity { return .verdict(.insecure(why: insecurity)) }
         if claim != .answer {
             let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
-            let proven = claim == .nodata ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
+            let nsec3s = chain.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
+            let proven = claim == .nodata
+                ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
+                    || DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
                 : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs)
+            if !proven, nsecs.isEmpty, !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) {
+                return .verdict(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)"))
+            }
             guard proven else {
                 return .verdict(.bogus(BogusReason(rrset: "\(end) \(RRset.typeName(questionType))", problem: .denialMissing)))
             }

@@ -30,6 +30,13 @@ package enum DenialProof {
         return false
     }
 
+    /// NODATA under NSEC3 (RFC 5155 §8.5): an NSEC3 matching `name`, hashed with its own parameters,
+    /// whose bitmap lists neither `type` nor CNAME. Records with another hash algorithm or too many
+    /// iterations are never hashed (see ``NSEC3Record``).
+    package static func provesNODATA(name: WireName, type: UInt16, nsec3s: [NSEC3Record]) -> Bool {
+        nsec3s.contains { $0.matches(name) && !$0.lists(type) && !$0.lists(DNSSECRecord.Kind.cname) }
+    }
+
     /// The number of trailing labels two names share.
     private static func sharedLabels(_ one: WireName, _ other: WireName) -> Int {
         zip(one.labels.reversed(), other.labels.reversed()).prefix { $0 == $1 }.count

@@ -66,3 +66,70 @@ import Testing
         #expect(try verdict("nx.unsigned.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "insecure")
     }
 }
+
+/// NODATA under NSEC3, and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
+@Suite struct DNSSECNSEC3Tests {
+    @Test func nodataUnderNSEC3IsSecure() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("www.test"))
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.txt, answer: [], authority: lab.negativeAuthority(owner),
+                                          claim: .nodata, anchors: anchors, now: nowSeconds())
+        #expect(lab.run(&validation).verdict?.kind == "secure")
+    }
+
+    @Test func nodataUnderNSEC3ForAListedTypeIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("www.test"))
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
+                                          claim: .nodata, anchors: anchors, now: nowSeconds())
+        #expect(lab.run(&validation).verdict?.kind == "bogus")
+    }
+
+    /// A zone anchored by its own key, whose NODATA proof is one signed NSEC3 made here.
+    private func nodata(nsec3 text: String) throws -> DNSSECVerdict? {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds()
+        let nsec3 = try #require(DNSSECRecord(presentation: text))
+        let authority = [nsec3] + (try key.sign([nsec3], inception: now - 3600, expiration: now + 86400))
+        var validation = AnswerValidation(name: try #require(WireName("www.bad.test")), type: DNSSECRecord.Kind.txt, answer: [],
+                                          authority: authority, claim: .nodata, anchors: TrustAnchors(records: [key.dnskey]), now: now)
+        var step = validation.start()
+        for _ in 0..<4 {
+            guard case .fetch(let request) = step else { break }
+            step = validation.received(request, records: [key.dnskey] + (try key.sign([key.dnskey], inception: now - 3600, expiration: now + 86400)))
+        }
+        guard case .verdict(let verdict) = step else { return nil }
+        return verdict
+    }
+
+    @Test func tenThousandIterationsIsInsecure() throws {
+        let verdict = try nodata(nsec3: "abcdefghijklmnopqrstuv0123456789.bad.test. 60 IN NSEC3 1 0 10000 - abcdefghijklmnopqrstuv0123456789 A RRSIG")
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("150"))
+    }
+
+    @Test func hashAlgorithmTwoOnlyIsBogus() throws {
+        let verdict = try nodata(nsec3: "abcdefghijklmnopqrstuv0123456789.bad.test. 60 IN NSEC3 2 0 0 - abcdefghijklmnopqrstuv0123456789 A RRSIG")
+        guard case .bogus(let reason)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(reason.problem == .denialMissing)
+    }
+
+    @Test func randomBytesInNSEC3AreBogus() throws {
+        for _ in 0..<30 {
+            let key = try TestKey(zone: "bad.test.")
+            let now = nowSeconds()
+            var nsec3 = try #require(DNSSECRecord(presentation: "abcdefghijklmnopqrstuv0123456789.bad.test. 60 IN NSEC3 1 0 0 - abcdefghijklmnopqrstuv0123456789 A RRSIG"))
+            let signatures = try key.sign([nsec3], inception: now - 3600, expiration: now + 86400)
+            nsec3.rdata = [1] + (0..<Int.random(in: 0...40)).map { _ in UInt8.random(in: 0...255) }
+            var validation = AnswerValidation(name: try #require(WireName("www.bad.test")), type: DNSSECRecord.Kind.txt, answer: [],
+                                              authority: [nsec3] + signatures, claim: .nodata,
+                                              anchors: TrustAnchors(records: [key.dnskey]), now: now)
+            var step = validation.start()
+            if case .fetch(let request) = step {
+                step = validation.received(request, records: [key.dnskey] + (try key.sign([key.dnskey], inception: now - 3600, expiration: now + 86400)))
+            }
+            guard case .verdict(let verdict) = step else { Issue.record("no verdict"); return }
+            #expect(verdict.kind == "bogus")
+        }
+    }
+}

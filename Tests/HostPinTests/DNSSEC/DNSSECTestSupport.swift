@@ -119,8 +119,12 @@ struct LabZones {
         }
         var owners: [WireName] = []
         for nsec in nsecs where !owners.contains(nsec.owner) { owners.append(nsec.owner) }
+        // NSEC3 zones: every NSEC3 of the zone (the proof picks the record matching the name's hash).
+        for nsec3 in (zones[zone] ?? []) where nsec3.type == DNSSECRecord.Kind.nsec3 && !owners.contains(nsec3.owner) {
+            owners.append(nsec3.owner)
+        }
         return rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.soa)
-            + owners.flatMap { rrset(in: zone, owner: $0, type: DNSSECRecord.Kind.nsec) }
+            + owners.flatMap { rrset(in: zone, owner: $0, type: DNSSECRecord.Kind.nsec) + rrset(in: zone, owner: $0, type: DNSSECRecord.Kind.nsec3) }
     }
 
     /// Drives `validation` to its verdict, answering each request with `answer(request)` (or `override`'s
