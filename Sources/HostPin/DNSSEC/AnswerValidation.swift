@@ -165,7 +165,7 @@ package struct AnswerValidation: Sendable {
             let proven = claim == .nodata
                 ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
                     || DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
-                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs)
+                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs) || DenialProof.provesNXDOMAIN(name: end, nsec3s: nsec3s)
             if !proven, nsecs.isEmpty, !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) {
                 return .verdict(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)"))
             }

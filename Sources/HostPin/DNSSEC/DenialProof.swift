@@ -37,6 +37,22 @@ package enum DenialProof {
         nsec3s.contains { $0.matches(name) && !$0.lists(type) && !$0.lists(DNSSECRecord.Kind.cname) }
     }
 
+    /// NXDOMAIN under NSEC3 (RFC 5155 §8.4): the closest encloser proof — an NSEC3 matching an ancestor
+    /// of `name` that is no delegation (NS without SOA), one covering the next closer name — and one
+    /// covering the wildcard at that encloser. Opt-out is not read yet.
+    package static func provesNXDOMAIN(name: WireName, nsec3s: [NSEC3Record]) -> Bool {
+        guard name.labelCount > 0 else { return false }
+        for encloserLabels in stride(from: name.labelCount - 1, through: 0, by: -1) {
+            let encloser = name.suffix(labels: encloserLabels)
+            guard let match = nsec3s.first(where: { $0.matches(encloser) }) else { continue }
+            if match.lists(DNSSECRecord.Kind.ns), !match.lists(DNSSECRecord.Kind.soa) { return false }
+            let nextCloser = name.suffix(labels: encloserLabels + 1)
+            let wildcard = WireName(labels: [[UInt8(ascii: "*")]] + encloser.labels)
+            return nsec3s.contains { $0.covers(nextCloser) } && nsec3s.contains { $0.covers(wildcard) }
+        }
+        return false
+    }
+
     /// The number of trailing labels two names share.
     private static func sharedLabels(_ one: WireName, _ other: WireName) -> Int {
         zip(one.labels.reversed(), other.labels.reversed()).prefix { $0 == $1 }.count

@@ -12,6 +12,8 @@ package struct NSEC3Record: Sendable, Hashable {
     package let hashAlgorithm: UInt8
     package let iterations: UInt16
     package let salt: [UInt8]
+    /// The next hashed owner name as the base32hex label an owner carries (RFC 5155 §3.3), lower case.
+    package let nextLabel: [UInt8]
 
     /// - Returns: `nil` when the RDATA is too short for its fixed fields and salt.
     package init?(_ record: DNSSECRecord) {
@@ -21,6 +23,27 @@ package struct NSEC3Record: Sendable, Hashable {
         hashAlgorithm = rdata[0]
         iterations = UInt16(rdata[2]) << 8 | UInt16(rdata[3])
         salt = Array(rdata[5..<(5 + Int(rdata[4]))])
+        let lengthAt = 5 + Int(rdata[4])
+        guard rdata.count > lengthAt, rdata.count >= lengthAt + 1 + Int(rdata[lengthAt]) else { return nil }
+        nextLabel = Self.base32hex(Array(rdata[(lengthAt + 1)..<(lengthAt + 1 + Int(rdata[lengthAt]))]))
+    }
+
+    /// Base32 with the extended hex alphabet, lower case, no padding (RFC 4648 §7), as NSEC3 owner labels
+    /// are written; hand-written (ldns's encoder is not in its public headers). Its order is the hashes' order.
+    private static func base32hex(_ bytes: [UInt8]) -> [UInt8] {
+        let alphabet = Array("0123456789abcdefghijklmnopqrstuv".utf8)
+        var output: [UInt8] = []
+        var buffer = 0, bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | Int(byte)
+            bits += 8
+            while bits >= 5 {
+                output.append(alphabet[(buffer >> (bits - 5)) & 31])
+                bits -= 5
+            }
+        }
+        if bits > 0 { output.append(alphabet[(buffer << (5 - bits)) & 31]) }
+        return output
     }
 
     /// Whether ldns may hash with this record: SHA-1 and at most ``maxIterations``.
@@ -28,19 +51,35 @@ package struct NSEC3Record: Sendable, Hashable {
 
     /// Whether this record's owner is the hash of `name` under its own parameters (`ldns_nsec3_hash_name`).
     package func matches(_ name: WireName) -> Bool {
-        guard isUsable, let label = record.owner.labels.first else { return false }
+        guard let label = record.owner.labels.first, let hash = hashLabel(of: name) else { return false }
+        return hash == label
+    }
+
+    /// Whether `name`'s hash lies strictly between this record's owner hash and next hash, the last
+    /// record of the chain wrapping round to the first (RFC 5155 §8.3).
+    package func covers(_ name: WireName) -> Bool {
+        guard let owner = record.owner.labels.first, let hash = hashLabel(of: name), hash != owner else { return false }
+        let before = { (one: [UInt8], other: [UInt8]) in one.lexicographicallyPrecedes(other) }
+        return before(owner, nextLabel) ? before(owner, hash) && before(hash, nextLabel)
+            : before(owner, hash) || before(hash, nextLabel)
+    }
+
+    /// `name` hashed with this record's parameters, as a lower-case base32hex label; `nil` when the
+    /// record is not usable.
+    private func hashLabel(of name: WireName) -> [UInt8]? {
+        guard isUsable else { return nil }
         let wire = name.wire
         guard let rdf = wire.withUnsafeBufferPointer({ ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, $0.count, $0.baseAddress) })
-        else { return false }
+        else { return nil }
         defer { ldns_rdf_deep_free(rdf) }
         guard let hashed = salt.withUnsafeBufferPointer({
             ldns_nsec3_hash_name(rdf, hashAlgorithm, iterations, UInt8(salt.count), $0.baseAddress)
-        }) else { return false }
+        }) else { return nil }
         defer { ldns_rdf_deep_free(hashed) }
         guard let data = ldns_rdf_data(hashed),
               let (hashName, _) = WireName.read(Array(UnsafeBufferPointer(start: data, count: ldns_rdf_size(hashed))))
-        else { return false }
-        return hashName.labels.first == label
+        else { return nil }
+        return hashName.labels.first
     }
 
     /// Whether the type bitmap lists `type` (`ldns_nsec3_bitmap`).

@@ -77,6 +77,22 @@ import Testing
         #expect(lab.run(&validation).verdict?.kind == "secure")
     }
 
+    @Test func nxdomainUnderNSEC3IsSecure() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("nx.test"))
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
+                                          claim: .nxdomain, anchors: anchors, now: nowSeconds())
+        #expect(lab.run(&validation).verdict?.kind == "secure")
+    }
+
+    @Test func nxdomainUnderNSEC3ForANameThatExistsIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("www.test"))
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
+                                          claim: .nxdomain, anchors: anchors, now: nowSeconds())
+        #expect(lab.run(&validation).verdict?.kind == "bogus")
+    }
+
     @Test func nodataUnderNSEC3ForAListedTypeIsBogus() throws {
         let (lab, anchors) = try LabZones.current()
         let owner = try #require(WireName("www.test"))

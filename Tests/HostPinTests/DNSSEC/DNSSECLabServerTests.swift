@@ -6,8 +6,8 @@ import Testing
 
 /// The validator fed the signed lab NSD's real answers (LAB_SIGNED_DNS), asked with DO and CD set by an
 /// ldns resolver: the same verdicts as delv for every NSEC row of zones/signed/README.md, on the wire
-/// NSD writes (the wildcard's synthesized owner and its proof included), and www.test's NODATA under
-/// NSEC3. nx.test (NXDOMAIN under NSEC3, a closest-encloser proof) waits for the NSEC3 NXDOMAIN proof.
+/// NSD writes (the wildcard's synthesized owner and its proof included), and the NSEC3 rows (www.test's
+/// NODATA, nx.test's NXDOMAIN with its closest-encloser proof).
 @Suite struct DNSSECLabServerTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
@@ -23,6 +23,7 @@ import Testing
         Row(name: "nx.example.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
         Row(name: "www.example.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
         Row(name: "www.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        Row(name: "nx.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
         Row(name: "www.unsigned.example.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
         Row(name: "modified.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
         Row(name: "www.badds.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
