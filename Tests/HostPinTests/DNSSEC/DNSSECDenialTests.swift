@@ -1,40 +1,42 @@
 import HostPin
 import Testing
 
+/// The verdict on a negative answer for `name` built from the lab's zone files (``LabZones/negativeAuthority(_:)``),
+/// its authority records passed through `edit` first.
+func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Claim,
+                      editing edit: ([DNSSECRecord]) -> [DNSSECRecord] = { $0 }) throws -> DNSSECVerdict? {
+    let (lab, anchors) = try LabZones.current()
+    let owner = try #require(WireName(name))
+    var validation = AnswerValidation(name: owner, type: type, answer: [], authority: edit(lab.negativeAuthority(owner)),
+                                      claim: claim, anchors: anchors, now: nowSeconds())
+    return lab.run(&validation).verdict
+}
+
 /// NXDOMAIN and NODATA under NSEC, fed from the signed lab's zone files: verdicts equal delv's for the
 /// NSEC rows of zones/signed/README.md (the NSEC3 rows, nx.test and www.test TXT, wait for NSEC3).
 @Suite struct DNSSECDenialTests {
-    private func verdict(_ name: String, type: UInt16, claim: AnswerValidation.Claim,
-                         editing edit: ([DNSSECRecord]) -> [DNSSECRecord] = { $0 }) throws -> DNSSECVerdict? {
-        let (lab, anchors) = try LabZones.current()
-        let owner = try #require(WireName(name))
-        var validation = AnswerValidation(name: owner, type: type, answer: [], authority: edit(lab.negativeAuthority(owner)),
-                                          claim: claim, anchors: anchors, now: nowSeconds())
-        return lab.run(&validation).verdict
-    }
-
     @Test func nxdomainUnderNSECIsSecure() throws {
-        #expect(try verdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "secure")
+        #expect(try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "secure")
     }
 
     @Test func nodataUnderNSECIsSecure() throws {
-        #expect(try verdict("www.example.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
+        #expect(try labDenialVerdict("www.example.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
     }
 
     @Test func nodataForATypeTheNSECListsIsBogus() throws {
-        guard case .bogus(let reason)? = try verdict("www.example.test", type: DNSSECRecord.Kind.a, claim: .nodata) else {
+        guard case .bogus(let reason)? = try labDenialVerdict("www.example.test", type: DNSSECRecord.Kind.a, claim: .nodata) else {
             Issue.record("not bogus"); return
         }
         #expect(reason.problem == .denialMissing)
     }
 
     @Test func nxdomainForANameThatExistsIsBogus() throws {
-        #expect(try verdict("www.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "bogus")
+        #expect(try labDenialVerdict("www.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "bogus")
     }
 
     @Test func nxdomainWithoutTheWildcardProofIsBogus() throws {
         // Only the NSEC covering the name, none for the wildcard at its closest encloser.
-        let verdict = try verdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
+        let verdict = try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
             let name = WireName("nx.example.test")!
             let cover = records.first { $0.type == DNSSECRecord.Kind.nsec && NSECRecord.covers($0, name) }
             return records.filter { $0.type == DNSSECRecord.Kind.soa || $0.typeCovered == DNSSECRecord.Kind.soa || $0.owner == cover?.owner }
@@ -47,14 +49,14 @@ import Testing
     }
 
     @Test func negativeAnswerWithStrippedSignaturesIsBogus() throws {
-        let verdict = try verdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
+        let verdict = try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
             records.filter { $0.type != DNSSECRecord.Kind.rrsig }
         }
         #expect(verdict?.kind == "bogus")
     }
 
     @Test func negativeAnswerWithoutNSECIsBogus() throws {
-        let verdict = try verdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
+        let verdict = try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
             records.filter { $0.type != DNSSECRecord.Kind.nsec && $0.typeCovered != DNSSECRecord.Kind.nsec }
         }
         guard case .bogus(let reason)? = verdict else { Issue.record("not bogus"); return }
@@ -63,42 +65,26 @@ import Testing
 
     @Test func nxdomainBelowAnUnsignedDelegationIsInsecure() throws {
         // unsigned.example.test's own SOA is unsigned: insecure through the parent's NSEC.
-        #expect(try verdict("nx.unsigned.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "insecure")
+        #expect(try labDenialVerdict("nx.unsigned.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "insecure")
     }
 }
 
 /// NODATA under NSEC3, and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
 @Suite struct DNSSECNSEC3Tests {
     @Test func nodataUnderNSEC3IsSecure() throws {
-        let (lab, anchors) = try LabZones.current()
-        let owner = try #require(WireName("www.test"))
-        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.txt, answer: [], authority: lab.negativeAuthority(owner),
-                                          claim: .nodata, anchors: anchors, now: nowSeconds())
-        #expect(lab.run(&validation).verdict?.kind == "secure")
+        #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
     }
 
     @Test func nxdomainUnderNSEC3IsSecure() throws {
-        let (lab, anchors) = try LabZones.current()
-        let owner = try #require(WireName("nx.test"))
-        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
-                                          claim: .nxdomain, anchors: anchors, now: nowSeconds())
-        #expect(lab.run(&validation).verdict?.kind == "secure")
+        #expect(try labDenialVerdict("nx.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "secure")
     }
 
     @Test func nxdomainUnderNSEC3ForANameThatExistsIsBogus() throws {
-        let (lab, anchors) = try LabZones.current()
-        let owner = try #require(WireName("www.test"))
-        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
-                                          claim: .nxdomain, anchors: anchors, now: nowSeconds())
-        #expect(lab.run(&validation).verdict?.kind == "bogus")
+        #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "bogus")
     }
 
     @Test func nodataUnderNSEC3ForAListedTypeIsBogus() throws {
-        let (lab, anchors) = try LabZones.current()
-        let owner = try #require(WireName("www.test"))
-        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: [], authority: lab.negativeAuthority(owner),
-                                          claim: .nodata, anchors: anchors, now: nowSeconds())
-        #expect(lab.run(&validation).verdict?.kind == "bogus")
+        #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.a, claim: .nodata)?.kind == "bogus")
     }
 
     /// A zone anchored by its own key, whose NODATA proof is one signed NSEC3 made here.
