@@ -1,4 +1,4 @@
-/// The validation of one positive answer — an A or AAAA RRset and the CNAME chain that leads to it — as
+/// The validation of one answer — an RRset and the CNAME chain that leads to it, or NXDOMAIN/NODATA — as
 /// a pure state machine (Unbound's `validator.c` runs the same steps as module events): its events are
 /// the RRsets fetched, its outputs a ``ChainRequest`` to fetch or a ``DNSSECVerdict``. It does no I/O and
 /// reads no clock, so tests drive it with RRsets from zone files.
@@ -9,9 +9,10 @@
 /// ``zoneKeys`` for the rest of the resolution (a ``KeyCache`` keeps them across resolutions).
 ///
 /// An RRset without RRSIGs is insecure only below an unsigned delegation proven by a signed NSEC
-/// (``NoDSProof``), found by asking for DS records from the anchor down. Not yet checked (next step):
-/// NSEC3 denial, and NXDOMAIN/NODATA answers, so such a proof in an NSEC3 zone, a signer's DS RRset that
-/// is absent, or a wildcard expansion in an NSEC3 zone is bogus rather than proven insecure or secure.
+/// (``NoDSProof``), found by asking for DS records from the anchor down. A negative answer (``Claim``)
+/// has its NSEC/NSEC3 and SOA RRsets verified, then its ``DenialProof``. Not yet checked (next step): an
+/// unsigned delegation under an NSEC3 parent (opt-out included), wildcard NODATA and wildcard expansions
+/// in NSEC3 zones — all bogus today rather than proven insecure or secure.
 package struct AnswerValidation: Sendable {
     /// What the driver does next.
     package enum Step: Sendable, Hashable {

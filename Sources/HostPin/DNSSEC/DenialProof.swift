@@ -1,5 +1,5 @@
-/// The NSEC proofs of a negative answer (RFC 4035 §5.4, RFC 6840 §4.1; Unbound's `val_nsec`), over NSEC
-/// records whose signatures ``AnswerValidation`` has already verified. NSEC3 (RFC 5155 §8) is the next step.
+/// The NSEC and NSEC3 proofs of a negative answer (RFC 4035 §5.4, RFC 5155 §8, RFC 6840 §4.1; Unbound's
+/// `val_nsec`, `val_nsec3`), over records whose signatures ``AnswerValidation`` has already verified.
 package enum DenialProof {
     /// NODATA: an NSEC at `name` whose bitmap lists neither `type` nor CNAME. An NSEC listing NS without SOA
     /// is the parent's side of a delegation and proves nothing about the child's types (only about DS).
