@@ -1,0 +1,297 @@
+/// The validation of one answer — an RRset and the CNAME chain that leads to it, or NXDOMAIN/NODATA — as
+/// a pure state machine (Unbound's `validator.c` runs the same steps as module events): its events are
+/// the RRsets fetched, its outputs a ``ChainRequest`` to fetch or a ``DNSSECVerdict``. It does no I/O and
+/// reads no clock, so tests drive it with RRsets from zone files.
+///
+/// The chain is built bottom-up: each RRset's RRSIG names its zone Z; Z's DNSKEY RRset is fetched and
+/// trusted through the anchor at Z, or through Z's DS RRset, whose own RRSIG names the parent zone,
+/// whose keys are found the same way, up to the closest trust anchor. Validated DNSKEY sets are kept in
+/// ``zoneKeys`` for the rest of the resolution (a ``KeyCache`` keeps them across resolutions).
+///
+/// An RRset without RRSIGs is insecure only below an unsigned delegation proven by a signed NSEC
+/// (``NoDSProof``), found by asking for DS records from the anchor down. A negative answer (``Claim``)
+/// has its NSEC/NSEC3 and SOA RRsets verified, then its ``DenialProof``. Not yet checked (next step): an
+/// unsigned delegation under an NSEC3 parent (opt-out included), wildcard NODATA and wildcard expansions
+/// in NSEC3 zones — all bogus today rather than proven insecure or secure.
+package struct AnswerValidation: Sendable {
+    /// What the driver does next.
+    package enum Step: Sendable, Hashable {
+        case fetch(ChainRequest)
+        case verdict(DNSSECVerdict)
+    }
+
+    /// What the upstream's answer claims.
+    package enum Claim: Sendable, Hashable {
+        /// An RRset of the asked type (after any CNAMEs).
+        case answer
+        /// NXDOMAIN: the name (at the end of any CNAMEs) does not exist.
+        case nxdomain
+        /// NODATA: the name exists without the asked type.
+        case nodata
+    }
+
+    private let claim: Claim
+    private let question: WireName
+    private let answer: [RRset]
+    private let authority: [RRset]
+    private let anchors: TrustAnchors
+    private let now: Int64
+    private let limits: ValidationLimits
+    private var budget: ValidationBudget
+    private var fetched: [ChainRequest: [RRset]] = [:]
+    private var requests = 0
+    /// TTLs of the chain's RRsets verified so far, by position, so a later step does not check them again.
+    private var verifiedTTLs: [Int: UInt32] = [:]
+    /// Why the chain's RRsets found insecure so far are, by position.
+    private var insecurePositions: [Int: String] = [:]
+    /// The DNSKEY sets validated so far in this resolution, by zone apex.
+    package private(set) var zoneKeys: [WireName: ZoneKeys]
+    /// The DNSKEY sets this resolution settled itself (not those handed in), for a ``KeyCache`` to keep.
+    package private(set) var validatedKeys: [WireName: ZoneKeys] = [:]
+
+    /// - Parameters:
+    ///   - name: The name asked for (QNAME).
+    ///   - type: The type asked for (A or AAAA; any type whose answer is an RRset works).
+    ///   - answer: The answer section's records, RRSIGs included.
+    ///   - authority: The authority section's records (a wildcard expansion's or a negative answer's NSEC
+    ///     proof, a negative answer's SOA).
+    ///   - claim: Whether the answer claims the RRset, NXDOMAIN or NODATA.
+    ///   - anchors: The trust anchors.
+    ///   - knownKeys: Validated DNSKEY sets from a ``KeyCache``.
+    ///   - now: The check time, seconds since 1970.
+    package init(name: WireName, type: UInt16, answer: [DNSSECRecord], authority: [DNSSECRecord] = [],
+                 claim: Claim = .answer, anchors: TrustAnchors, knownKeys: [WireName: ZoneKeys] = [:], now: Int64,
+                 limits: ValidationLimits = ValidationLimits()) {
+        self.claim = claim
+        self.question = name
+        self.questionType = type
+        self.answer = RRset.group(answer)
+        self.authority = RRset.group(authority)
+        self.anchors = anchors
+        self.now = now
+        self.limits = limits
+        self.budget = ValidationBudget(checks: limits.checksPerResolution)
+        self.zoneKeys = knownKeys
+    }
+
+    private let questionType: UInt16
+
+    /// The signature checks spent so far.
+    package var checksSpent: Int { budget.checksSpent }
+
+    /// The first step.
+    package mutating func start() -> Step { advance() }
+
+    /// Hands in the answer section's records for `request` (empty when the upstream had none) and
+    /// takes the next step.
+    package mutating func received(_ request: ChainRequest, records: [DNSSECRecord]) -> Step {
+        fetched[request] = RRset.group(records)
+        return advance()
+    }
+
+    /// One step of progress: a request for the first thing missing, or the verdict once nothing is.
+    private mutating func advance() -> Step {
+        guard anchors.closest(to: question) != nil else { return .verdict(.indeterminate) }
+        var chain: [RRset]
+        let end: WireName
+        switch cnameChain() {
+        case .success(let found): (chain, end) = (found, found.last?.owner ?? question)
+        case .failure(let reason):
+            guard claim != .answer else { return .verdict(.bogus(reason.reason)) }
+            (chain, end) = reason.chain
+        }
+        if claim != .answer {
+            // A negative answer's own RRsets: the NSECs of its proof and the zone's SOA, each to be verified.
+            // NSEC3 records of another hash algorithm are dropped before ldns sees them (RFC 5155 §8.1).
+            chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }
+            chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.records.allSatisfy { NSEC3Record($0)?.hashAlgorithm == 1 } }
+        }
+        var ttl = UInt32.max
+        var insecurity: String?
+        for (position, rrset) in chain.enumerated() {
+            if let known = verifiedTTLs[position] {
+                ttl = min(ttl, known)
+                continue
+            }
+            if let why = insecurePositions[position] {
+                insecurity = insecurity ?? why
+                continue
+            }
+            guard anchors.closest(to: rrset.owner) != nil else { return .verdict(.indeterminate) }
+            guard let signer = rrset.signatures.lazy.compactMap({ RRSIGData($0.rdata)?.signer })
+                .first(where: { $0.isAncestorOrSelf(of: rrset.owner) })
+            else {
+                guard rrset.signatures.isEmpty else { return .verdict(.bogus(BogusReason(rrset, problem: .malformedSignature))) }
+                // Unsigned: insecure only below a proven unsigned delegation (a missing RRSIG proves nothing).
+                switch unsignedDelegation(above: rrset) {
+                case .need(let request): return fetch(request, for: rrset)
+                case .known(.insecure(let why)):
+                    insecurity = insecurity ?? why
+                    insecurePositions[position] = why
+                    continue
+                case .known(.bogus(let reason)): return .verdict(.bogus(reason))
+                case .known(.secure): return .verdict(.bogus(BogusReason(rrset, problem: .signaturesMissing)))
+                }
+            }
+            switch keys(of: signer) {
+            case .need(let request):
+                return fetch(request, for: rrset)
+            case .known(.bogus(let reason)):
+                return .verdict(.bogus(reason))
+            case .known(.insecure(let why)):
+                insecurity = insecurity ?? why
+                insecurePositions[position] = why
+                continue
+            case .known(.secure(let keys, let keysTTL)):
+                switch SignatureCheck.verify(rrset, zone: signer, keys: keys, now: now, limits: limits, budget: &budget) {
+                case .bogus(let reason):
+                    return .verdict(.bogus(reason))
+                case .unsupported:
+                    return .verdict(.bogus(BogusReason(rrset, problem: .noSupportedSignature)))
+                case .verified(let verified):
+                    if let wildcard = verified.wildcard,
+                       !WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
+                                                          authority: authority, now: now, limits: limits, budget: &budget) {
+                        return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
+                    }
+                    verifiedTTLs[position] = min(verified.ttl, keysTTL)
+                    ttl = min(ttl, verified.ttl, keysTTL)
+                }
+            }
+        }
+        if let insecurity { return .verdict(.insecure(why: insecurity)) }
+        if claim != .answer {
+            let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
+            let nsec3s = chain.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
+            let proven = claim == .nodata
+                ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
+                    || DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
+                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs) || DenialProof.provesNXDOMAIN(name: end, nsec3s: nsec3s)
+            if !proven, nsecs.isEmpty, !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) {
+                return .verdict(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)"))
+            }
+            guard proven else {
+                return .verdict(.bogus(BogusReason(rrset: "\(end) \(RRset.typeName(questionType))", problem: .denialMissing)))
+            }
+        }
+        return .verdict(.secure(ttl: ttl))
+    }
+
+    /// Asks for `request` unless the chain-query cap is reached.
+    private mutating func fetch(_ request: ChainRequest, for rrset: RRset) -> Step {
+        requests += 1
+        guard requests <= limits.chainQueries else {
+            return .verdict(.bogus(BogusReason(rrset, problem: .capReached(.chainQueries))))
+        }
+        return .fetch(request)
+    }
+
+    /// For an RRset without RRSIGs: walks down from the closest anchor one label at a time, asking for
+    /// the DS of each name, until a signed NSEC proves an unsigned delegation (`.insecure`) or the owner is
+    /// reached inside a signed zone (`.secure`: the RRset should have been signed). A signed DS on the
+    /// way makes that name the zone the walk goes on in.
+    private mutating func unsignedDelegation(above rrset: RRset) -> KeyLookup {
+        guard let anchor = anchors.closest(to: rrset.owner) else { return .known(.insecure(why: "no trust anchor")) }
+        var zone = anchor.zone
+        var depth = zone.labelCount + 1
+        while depth <= rrset.owner.labelCount {
+            let zoneKeys: [DNSSECRecord]
+            switch keys(of: zone) {
+            case .need(let request): return .need(request)
+            case .known(.secure(let keys, _)): zoneKeys = keys
+            case .known(let settled): return .known(settled)
+            }
+            let name = rrset.owner.suffix(labels: depth)
+            guard let answer = fetched[.ds(name)] else { return .need(.ds(name)) }
+            switch NoDSProof.read(answer, name: name, zone: zone, keys: zoneKeys, now: now, limits: limits, budget: &budget) {
+            case .ds: zone = name
+            case .noCut: break
+            case .insecureDelegation: return .known(.insecure(why: "\(name) is delegated without DS (signed NSEC)"))
+            case .bogus(let reason): return .known(.bogus(reason))
+            }
+            depth += 1
+        }
+        return .known(.secure(keys: [], ttl: 0))
+    }
+
+    /// The RRsets from the question's name to the asked type, following CNAMEs (at most
+    /// ``ValidationLimits/chainQueries`` links, so a loop ends).
+    private func cnameChain() -> Result<[RRset], ChainEnd> {
+        var chain: [RRset] = []
+        var name = question
+        for _ in 0...limits.chainQueries {
+            if let final = answer.first(where: { $0.owner == name && $0.type == questionType }) {
+                return .success(chain + [final])
+            }
+            guard let link = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.cname }),
+                  let target = link.records.first.flatMap({ WireName.read($0.rdata)?.name })
+            else { break }
+            chain.append(link)
+            name = target
+        }
+        return .failure(ChainEnd(reason: BogusReason(rrset: "\(name) \(RRset.typeName(questionType))", problem: .answerMissing),
+                                 chain: (chain, name)))
+    }
+
+    /// Where a CNAME chain stopped short of the asked type: bogus for a positive answer, the name a
+    /// negative answer's proof is about otherwise.
+    private struct ChainEnd: Error {
+        let reason: BogusReason
+        let chain: ([RRset], WireName)
+    }
+
+    private enum KeyLookup {
+        case need(ChainRequest)
+        case known(ZoneKeys)
+    }
+
+    /// The validated keys of `zone`, or the first RRset still to fetch for them; records what it settles.
+    private mutating func keys(of zone: WireName) -> KeyLookup {
+        if let known = zoneKeys[zone] { return .known(known) }
+        guard let anchor = anchors.closest(to: zone) else {
+            return .known(.bogus(BogusReason(rrset: "\(zone) DNSKEY", problem: .wrongSigner(zone))))
+        }
+        guard let dnskeyAnswer = fetched[.dnskey(zone)] else { return .need(.dnskey(zone)) }
+        let dnskeys = dnskeyAnswer.first { $0.owner == zone && $0.type == DNSSECRecord.Kind.dnskey }
+        let result: ZoneKeys
+        if anchor.zone == zone {
+            result = ZoneKeys.validate(zone: zone, dnskeys: dnskeys, ds: anchor.ds, anchorKeys: anchor.dnskeys,
+                                       now: now, limits: limits, budget: &budget)
+        } else {
+            guard let dsAnswer = fetched[.ds(zone)] else { return .need(.ds(zone)) }
+            guard let ds = dsAnswer.first(where: { $0.owner == zone && $0.type == DNSSECRecord.Kind.ds }), !ds.records.isEmpty else {
+                return settle(zone, .bogus(BogusReason(rrset: "\(zone) DS", problem: .dsMissingWithoutProof)))
+            }
+            // The DS RRset is signed by the parent side: a zone strictly above, at or below the anchor.
+            guard let parent = ds.signatures.lazy.compactMap({ RRSIGData($0.rdata)?.signer })
+                .first(where: { $0 != zone && $0.isAncestorOrSelf(of: zone) && anchor.zone.isAncestorOrSelf(of: $0) })
+            else {
+                let problem: BogusReason.Problem = ds.signatures.isEmpty ? .signaturesMissing
+                    : .wrongSigner(ds.signatures.lazy.compactMap { RRSIGData($0.rdata)?.signer }.first ?? zone)
+                return settle(zone, .bogus(BogusReason(ds, problem: problem)))
+            }
+            switch keys(of: parent) {
+            case .need(let request): return .need(request)
+            case .known(.bogus(let reason)): return settle(zone, .bogus(reason))
+            case .known(.insecure(let why)): return settle(zone, .insecure(why: why))
+            case .known(.secure(let parentKeys, let parentTTL)):
+                switch SignatureCheck.verify(ds, zone: parent, keys: parentKeys, now: now, limits: limits, budget: &budget) {
+                case .bogus(let reason): return settle(zone, .bogus(reason))
+                case .unsupported: return settle(zone, .bogus(BogusReason(ds, problem: .noSupportedSignature)))
+                case .verified(let verified):
+                    var trusted = ds.records
+                    let cap = min(verified.ttl, parentTTL)
+                    for index in trusted.indices { trusted[index].ttl = min(trusted[index].ttl, cap) }
+                    result = ZoneKeys.validate(zone: zone, dnskeys: dnskeys, ds: trusted, now: now, limits: limits, budget: &budget)
+                }
+            }
+        }
+        return settle(zone, result)
+    }
+
+    private mutating func settle(_ zone: WireName, _ keys: ZoneKeys) -> KeyLookup {
+        zoneKeys[zone] = keys
+        validatedKeys[zone] = keys
+        return .known(keys)
+    }
+}

@@ -1,0 +1,42 @@
+/// The caps on the work one resolution's validation may do, against KeyTrap (CVE-2023-50387: many keys
+/// sharing a key tag, many signatures on one RRset, each pairing a costly check) — Unbound's
+/// `val_sigcrypt` budgets in spirit. Past any cap the answer is bogus naming the cap (EDE 6).
+package struct ValidationLimits: Sendable, Hashable {
+    /// DNSKEYs tried for one RRSIG (those with its key tag and algorithm, in the RRset's order).
+    package var keysPerSignature = 4
+    /// RRSIGs tried for one RRset.
+    package var signaturesPerRRset = 8
+    /// Signature checks (ldns verifications) in one resolution, the whole chain included.
+    package var checksPerResolution = 64
+    /// DNSKEY and DS queries the chain may ask for in one resolution.
+    package var chainQueries = 16
+
+    package init() {}
+
+    /// Which cap stopped a validation.
+    package enum Cap: String, Sendable, Hashable, CustomStringConvertible {
+        case keysPerSignature = "keys tried per signature"
+        case signaturesPerRRset = "signatures tried per RRset"
+        case checksPerResolution = "signature checks per resolution"
+        case chainQueries = "chain queries per resolution"
+
+        package var description: String { rawValue }
+    }
+}
+
+/// The signature checks left to one resolution (``ValidationLimits/checksPerResolution`` at the
+/// start), spent by ``SignatureCheck`` one ldns verification at a time.
+package struct ValidationBudget: Sendable, Hashable {
+    package private(set) var checksLeft: Int
+    package private(set) var checksSpent = 0
+
+    package init(checks: Int) { checksLeft = checks }
+
+    /// Takes one check; `false` when none is left.
+    package mutating func spend() -> Bool {
+        guard checksLeft > 0 else { return false }
+        checksLeft -= 1
+        checksSpent += 1
+        return true
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+import HostPin
+import Testing
+
+/// The validation of one positive answer, fed RRsets from the signed lab's zone files: the verdict must
+/// equal delv's for every positive row of zones/signed/README.md (SignedLabTests checks delv itself).
+@Suite struct DNSSECAnswerValidationTests {
+    struct Row: Sendable, CustomTestStringConvertible {
+        let name: String
+        let verdict: String
+        var testDescription: String { "\(name) A → \(verdict)" }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "www.example.test", verdict: "secure"),
+        Row(name: "x.wild.example.test", verdict: "secure"),
+        Row(name: "www.test", verdict: "secure"),
+        Row(name: "www.unsigned.example.test", verdict: "insecure"),
+        Row(name: "modified.example.test", verdict: "bogus"),
+        Row(name: "www.badds.example.test", verdict: "bogus"),
+        Row(name: "www.expired.example.test", verdict: "bogus"),
+    ]
+
+    private func validation(_ name: String, lab: LabZones, anchors: TrustAnchors,
+                            limits: ValidationLimits = ValidationLimits()) throws -> AnswerValidation {
+        let owner = try #require(WireName(name))
+        let (answer, authority) = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a)
+        return AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, authority: authority,
+                                anchors: anchors, now: nowSeconds(), limits: limits)
+    }
+
+    @Test(arguments: rows)
+    func verdictEqualsDelvs(_ row: Row) throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation(row.name, lab: lab, anchors: anchors)
+        let (verdict, _) = lab.run(&validation)
+        #expect(verdict?.kind == row.verdict, "\(String(describing: verdict))")
+    }
+
+    @Test func chainIsFetchedBottomUpToTheAnchor() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.example.test", lab: lab, anchors: anchors)
+        let (verdict, requests) = lab.run(&validation)
+        #expect(requests.map(\.description) == [
+            "example.test. DNSKEY", "example.test. DS", "test. DNSKEY", "test. DS", ". DNSKEY",
+        ])
+        guard case .secure(let ttl) = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(ttl == 3600) // www's TTL; every DNSKEY and DS TTL of the lab is above it
+        #expect(validation.checksSpent == 6) // one per DNSKEY and DS RRset of the chain, one for the A RRset
+    }
+
+    @Test func bogusReasonsNameTheRRsetAndTheProblem() throws {
+        let (lab, anchors) = try LabZones.current()
+        func reason(_ name: String) throws -> BogusReason? {
+            var validation = try validation(name, lab: lab, anchors: anchors)
+            if case .bogus(let reason)? = lab.run(&validation).verdict { return reason }
+            return nil
+        }
+        let modified = try #require(try reason("modified.example.test"))
+        #expect(modified.rrset == "modified.example.test. A")
+        guard case .signatureInvalid = modified.problem else { Issue.record("\(modified)"); return }
+        #expect(try reason("www.badds.example.test")?.problem == .noKeyMatchesDS)
+        let expired = try #require(try reason("www.expired.example.test"))
+        #expect(expired.rrset == "expired.example.test. DNSKEY")
+        guard case .signatureExpired = expired.problem else { Issue.record("\(expired)"); return }
+    }
+
+    @Test func cnameChainIsSecureWithTheChainsSmallestTTL() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("chain.example.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&validation).verdict == .secure(ttl: 5)) // alias.example.test's CNAME TTL
+    }
+
+    @Test func cnameChainFromSecureRecordsIntoABogusOneIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("chain.example.test"))
+        var (answer, _) = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a)
+        let index = try #require(answer.firstIndex { $0.type == DNSSECRecord.Kind.a })
+        answer[index].rdata = [127, 0, 0, 66]
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.rrset == "www.example.test. A")
+    }
+
+    @Test func wildcardExpansionWithoutItsNSECProofIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("x.wild.example.test"))
+        let (answer, _) = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a)
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .wildcardWithoutProof)
+    }
+
+    @Test func answerWithoutSignaturesIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("www.example.test"))
+        let stripped = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a).answer.filter { $0.type != DNSSECRecord.Kind.rrsig }
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: stripped, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .signaturesMissing)
+    }
+
+    @Test func nameNoAnchorCoversIsIndeterminate() throws {
+        let (lab, _) = try LabZones.current()
+        let anchors = TrustAnchors(records: [try #require(DNSSECRecord(presentation:
+            "other.test. IN DS 1 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"))])
+        var validation = try validation("www.example.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&validation).verdict == .indeterminate)
+    }
+
+    @Test func randomBytesInTheChainsDSOrDNSKEYAreBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        for request in [ChainRequest.ds(try #require(WireName("example.test"))), .dnskey(try #require(WireName("example.test")))] {
+            var validation = try validation("www.example.test", lab: lab, anchors: anchors)
+            let (verdict, _) = lab.run(&validation) { asked in
+                guard asked == request else { return nil }
+                return lab.answer(asked).map { record in
+                    guard record.type != DNSSECRecord.Kind.rrsig else { return record }
+                    var copy = record
+                    copy.rdata = (0..<Int.random(in: 0...70)).map { _ in UInt8.random(in: 0...255) }
+                    return copy
+                }
+            }
+            #expect(verdict?.kind == "bogus", "\(request): \(String(describing: verdict))")
+        }
+    }
+
+    @Test func unsignedChildIsInsecureThroughTheParentsSignedNSEC() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        let (verdict, requests) = lab.run(&validation)
+        #expect(verdict == .insecure(why: "unsigned.example.test. is delegated without DS (signed NSEC)"))
+        #expect(requests.map(\.description) == [
+            ". DNSKEY", "test. DS", "test. DNSKEY", "example.test. DS", "example.test. DNSKEY", "unsigned.example.test. DS",
+        ])
+    }
+
+    @Test func unsignedChildWhoseNSECProofIsStrippedOrForgedIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let unsigned = try #require(WireName("unsigned.example.test"))
+        let stripped = lab.answer(.ds(unsigned)).filter { $0.type != DNSSECRecord.Kind.rrsig }
+        var first = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        guard case .bogus(let reason)? = lab.run(&first, override: { $0 == .ds(unsigned) ? stripped : nil }).verdict else {
+            Issue.record("not bogus without the NSEC's RRSIG"); return
+        }
+        #expect(reason.problem == .signaturesMissing)
+        // The NSEC's bitmap changed (NS taken out) after signing: its signature fails.
+        let forged = lab.answer(.ds(unsigned)).map { record -> DNSSECRecord in
+            guard record.type == DNSSECRecord.Kind.nsec else { return record }
+            return DNSSECRecord(presentation: "unsigned.example.test. 60 IN NSEC v6only.example.test. A RRSIG NSEC") ?? record
+        }
+        var second = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&second, override: { $0 == .ds(unsigned) ? forged : nil }).verdict?.kind == "bogus")
+        // No proof at all (a server that answers the DS query with nothing).
+        var third = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
+        guard case .bogus(let none)? = lab.run(&third, override: { $0 == .ds(unsigned) ? [] : nil }).verdict else {
+            Issue.record("not bogus without a proof"); return
+        }
+        #expect(none.problem == .dsMissingWithoutProof)
+    }
+
+    @Test func missingDSIsBogusUntilDenialProofsAreChecked() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.example.test", lab: lab, anchors: anchors)
+        let (verdict, _) = lab.run(&validation) { $0 == .ds(WireName("example.test")!) ? [] : nil }
+        guard case .bogus(let reason)? = verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .dsMissingWithoutProof)
+    }
+
+    @Test func chainQueryCapStopsTheWalk() throws {
+        let (lab, anchors) = try LabZones.current()
+        var limits = ValidationLimits()
+        limits.chainQueries = 2
+        var validation = try validation("www.example.test", lab: lab, anchors: anchors, limits: limits)
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .capReached(.chainQueries))
+    }
+
+    /// A zone whose anchor is its own key, for the time and algorithm cases without the lab.
+    private func anchoredAnswer(key: TestKey, inception: Int64, expiration: Int64,
+                                anchor: [DNSSECRecord]? = nil) throws -> DNSSECVerdict? {
+        let now = nowSeconds()
+        let records = [try aRecord("www.bad.test")]
+        let answer = records + (try key.sign(records, inception: inception, expiration: expiration))
+        let keySet = [key.dnskey] + (try key.sign([key.dnskey], inception: now - 3600, expiration: now + 86400))
+        var validation = AnswerValidation(name: try #require(WireName("www.bad.test")), type: DNSSECRecord.Kind.a, answer: answer,
+                                          anchors: TrustAnchors(records: anchor ?? [key.dnskey]), now: now)
+        var step = validation.start()
+        for _ in 0..<4 {
+            switch step {
+            case .verdict(let verdict): return verdict
+            case .fetch(let request):
+                #expect(request == .dnskey(key.zone))
+                step = validation.received(request, records: keySet)
+            }
+        }
+        return nil
+    }
+
+    @Test func signatureTimesFollowTheOneHourAllowance() throws {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds(), day: Int64 = 86400
+        #expect(try anchoredAnswer(key: key, inception: now + day, expiration: now + 30 * day)?.kind == "bogus")
+        #expect(try anchoredAnswer(key: key, inception: now - 30 * day, expiration: now - day)?.kind == "bogus")
+        #expect(try anchoredAnswer(key: key, inception: now + 1800, expiration: now + 30 * day)?.kind == "secure")
+        #expect(try anchoredAnswer(key: key, inception: now - 30 * day, expiration: now - 1800)?.kind == "secure")
+    }
+
+    @Test func revokedAnchorKeyIsBogus() throws {
+        let key = try TestKey(zone: "bad.test.", flags: 257 | 0x80)
+        let now = nowSeconds()
+        guard case .bogus(let reason)? = try anchoredAnswer(key: key, inception: now - 3600, expiration: now + 86400) else {
+            Issue.record("not bogus"); return
+        }
+        #expect(reason.problem == .revokedKey)
+    }
+
+    @Test func dsAnchorOnlyForAnUnsupportedAlgorithmIsInsecure() throws {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds()
+        let anchor = try #require(DNSSECRecord(presentation:
+            "bad.test. IN DS 1 5 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"))
+        #expect(try anchoredAnswer(key: key, inception: now - 3600, expiration: now + 86400, anchor: [anchor])?.kind == "insecure")
+    }
+}
