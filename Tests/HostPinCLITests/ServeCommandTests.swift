@@ -252,9 +252,14 @@ import Glibc
             try await Task.sleep(for: .seconds(2))
             let during = try await Self.dig(address, "+short", "localhost")
             try await flood
-            try await Task.sleep(for: .seconds(7))  // every budget has run out
+            try await Task.sleep(for: .seconds(6))  // every budget has run out
             let peak = try stub.peakResidentBytes()
-            let after = try stub.residentBytes()
+            // Given back a second after the last query is done (later on a busy machine): wait up to 15 s.
+            var after = try stub.residentBytes()
+            for _ in 0..<30 where after - before >= (peak - before) / 2 + (4 << 20) {
+                try await Task.sleep(for: .milliseconds(500))
+                after = try stub.residentBytes()
+            }
             #expect(during == "127.0.0.1\n")
             #expect(peak - before < 32 << 20, "peak resident memory grew from \(before) to \(peak) bytes")
             #expect(after - before < (peak - before) / 2 + (4 << 20),
