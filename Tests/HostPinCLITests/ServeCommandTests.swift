@@ -270,14 +270,7 @@ import Glibc
     /// Sends a query for A of `n<i>.flood.test` for each `i` below `count`, `perSecond` of them a second in
     /// batches of 100, from a thread of its own; replies are not read.
     private static func sendQueries(forNewNames count: Int, perSecond: Int, to port: UInt16) async throws {
-        try await ServeProcess.offPool {
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
-            defer { close(descriptor) }
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = port.bigEndian
-            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+        try await withDatagramSocket(to: port) { send in
             let started = ContinuousClock.now
             for index in 0..<count {
                 var query: [UInt8] = [UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
@@ -286,11 +279,7 @@ import Glibc
                     query.append(contentsOf: label.utf8)
                 }
                 query += [0, 0, 1, 0, 1]
-                _ = withUnsafePointer(to: &target) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(descriptor, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
+                send(query)
                 if index % 100 == 99 {
                     let due = started + .milliseconds((index + 1) * 1000 / perSecond)
                     let wait = due - ContinuousClock.now
@@ -303,14 +292,7 @@ import Glibc
     /// Sends `count` datagrams of random bytes (0-600 octets, half with a query-like header) to
     /// 127.0.0.1:`port`, in batches that let the stub keep up, from a thread of their own.
     private static func sendRandomDatagrams(_ count: Int, to port: UInt16) async throws {
-        try await ServeProcess.offPool {
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
-            defer { close(descriptor) }
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = port.bigEndian
-            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+        try await withDatagramSocket(to: port) { send in
             var generator = SystemRandomNumberGenerator()
             for index in 0..<count {
                 let length = Int.random(in: 0...600, using: &generator)
@@ -321,12 +303,30 @@ import Glibc
                     bytes[4] = 0
                     bytes[5] = 1
                 }
+                send(bytes)
+                if index % 200 == 199 { usleep(2000) }
+            }
+        }
+    }
+
+    /// Runs `body` on a thread of its own with a UDP socket and a function that sends one datagram from it
+    /// to 127.0.0.1:`port`.
+    private static func withDatagramSocket(to port: UInt16,
+                                           _ body: @escaping @Sendable (_ send: ([UInt8]) -> Void) throws -> Void) async throws {
+        try await ServeProcess.offPool {
+            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
+            defer { close(descriptor) }
+            var target = sockaddr_in()
+            target.sin_family = sa_family_t(AF_INET)
+            target.sin_port = port.bigEndian
+            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+            try body { datagram in
                 _ = withUnsafePointer(to: &target) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(descriptor, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        sendto(descriptor, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
-                if index % 200 == 199 { usleep(2000) }
             }
         }
     }
