@@ -1,8 +1,9 @@
 #ifndef HOSTPIN_EPOLL_SHIM_H
 #define HOSTPIN_EPOLL_SHIM_H
 /* What Swift's Glibc module does not export: HostPinNet's event loop (epoll, eventfd, accept4), the
-   CONNECT tunnel's splice and pipe2, the peer credentials of a Unix socket (SO_PEERCRED), and the
-   batched datagram calls (recvmmsg, sendmmsg). */
+   CONNECT tunnel's splice and pipe2, the peer credentials of a Unix socket (SO_PEERCRED), the
+   batched datagram calls (recvmmsg, sendmmsg), and malloc_trim (the stub's heap after a burst). */
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>

@@ -156,17 +156,14 @@ public struct DNSResponder: Sendable {
         case .ready(let reply):
             return reply
         case .resolve(let query, let name, let family):
-            let answer: DNSAnswer
+            let result: Result<ResolutionOutcome, ResolutionError>
             do throws(ResolutionError) {
                 // prepare's cache lookup has counted this one.
-                let outcome = try await resolver.resolveDetailed(name, family: family, countingLookup: false)
-                _ = watch?.offer(outcome, family: family)
-                answer = DNSAnswer(outcome, limits: resolver.cache.limits)
+                result = .success(try await resolver.resolveDetailed(name, family: family, countingLookup: false))
             } catch {
-                guard let failure = DNSAnswer(error) else { return .none(query.question) }
-                answer = failure
+                result = .failure(error)
             }
-            return write(answer, query.header, query.question, transport)
+            return reply(to: query, family: family, result, over: transport)
         case .forward(let query, let question, let forwarder):
             let reply: ForwardFlights.Reply
             do throws(ResolutionError) {
@@ -183,6 +180,21 @@ public struct DNSResponder: Sendable {
             return Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
                          outcome: DNSQueryMetrics.Outcome(forwarded: reply.wire))
         }
+    }
+
+    /// The reply to `query`, a question of `family`, from what resolving it gave.
+    func reply(to query: DNSQuery, family: AddressFamily, _ result: Result<ResolutionOutcome, ResolutionError>,
+               over transport: DNSTransport) -> Reply {
+        let answer: DNSAnswer
+        switch result {
+        case .success(let outcome):
+            _ = watch?.offer(outcome, family: family)
+            answer = DNSAnswer(outcome, limits: resolver.cache.limits)
+        case .failure(let error):
+            guard let failure = DNSAnswer(error) else { return .none(query.question) }
+            answer = failure
+        }
+        return write(answer, query.header, query.question, transport)
     }
 
     /// Keeps `reply`, written from `outcome`, in ``answerCache`` for the next query with `key`.

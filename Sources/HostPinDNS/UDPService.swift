@@ -47,8 +47,8 @@ final class UDPService: Sendable {
                 // Ends when the thread has ended: the socket was shut down.
                 for await query in waiting {
                     group.addTask { [socket, responder, inFlight] in
-                        defer { inFlight.leave() }
-                        guard let response = responder.counted(await responder.finish(query.prepared, over: .udp), over: .udp)
+                        defer { if inFlight.leave() { HeapTrim.afterBurst() } }
+                        guard let response = responder.counted(await responder.finishOnCallbacks(query.prepared, over: .udp), over: .udp)
                         else { return }
                         _ = try? socket.send(response, to: query.source)
                     }

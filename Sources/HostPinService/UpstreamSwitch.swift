@@ -7,7 +7,7 @@ import Synchronization
 /// resolution or forwarded query asks the resolver in force when it starts, to its end — so queries in
 /// flight finish on the old upstreams, whose transports (threads, connections) close once the last of
 /// them is done and nothing refers to the old resolver any more.
-package final class UpstreamSwitch: HostResolver, DNSForwarder {
+package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     /// Guards the resolver in force.
     private let resolver: Mutex<TrustedResolver>
 
@@ -29,6 +29,12 @@ package final class UpstreamSwitch: HostResolver, DNSForwarder {
 
     package func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome {
         try await current.resolveDetailed(name, family: family)
+    }
+
+    /// The resolver in force resolves on its callback path: a cache miss costs no task.
+    package func resolveDetailed(_ name: HostName, family: AddressFamily,
+                                 completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        current.resolveDetailed(name, family: family, completion: completion)
     }
 
     package func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {

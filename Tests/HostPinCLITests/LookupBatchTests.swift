@@ -155,9 +155,11 @@ import Testing
         let names = Self.firstAddresses.keys.sorted()
         let lines = (0..<20_000).map { names[$0 % names.count] }
         let before = try await server.queries()
+        let started = ContinuousClock.now
         let result = try await withFile(lines.joined(separator: "\n") + "\n") { path in
             try await HostPinBinary.run(["lookup", "--batch", path, "--json", "--server", "\(server.address)"])
         }
+        let seconds = Int((ContinuousClock.now - started).components.seconds)
         let queries = try await server.queries() - before
         #expect(result.status == 0)
         #expect(result.standardError == "")
@@ -168,9 +170,11 @@ import Testing
             let addresses = (object["addresses"] as? [[String: Any]])?.compactMap { $0["address"] as? String } ?? []
             #expect(addresses.first == Self.firstAddresses[name], "\(object)")
         }
-        // A and AAAA once per name, plus big's A again over TCP (truncated over UDP); alias (TTL 5) may be
-        // asked once more should the run outlast its TTL. Without the cache: 42 000.
-        #expect((21...25).contains(queries), "\(queries) queries for 20 000 lines naming 10 names")
+        // A and AAAA once per name, plus big's A again over TCP (truncated over UDP); alias (TTL 5) is
+        // asked again (A and AAAA) each time its TTL runs out during the run, which on a loaded machine
+        // lasts tens of seconds (33 queries seen against a bound of 25). Without the cache: 42 000.
+        #expect((21...(25 + 2 * (seconds / 5 + 1))).contains(queries),
+                "\(queries) queries for 20 000 lines naming 10 names in \(seconds) s")
     }
 
     @Test func aTTLOneNameIsAskedAgainOnlyOnceItHasExpired() async throws {

@@ -256,17 +256,66 @@ import Glibc
         #expect(after - before < 32 << 20, "resident memory grew from \(before) to \(after) bytes")
     }
 
+    /// 20 000 new names in 4 s (5 000 queries a second, as `dnsperf -Q 5000`) while the only upstream
+    /// swallows every query: each waits its whole 5 s budget, so thousands wait at once. The stub's peak
+    /// resident memory may grow by some 16 MiB for them (a waiting UDP query costs the cache's flight and
+    /// one continuation, no task of its own; Unbound forwarding to a silent port grew 14 MiB under
+    /// `dnsperf -Q 5000` with 100 000 names), `localhost` is answered during the flood, and most of the
+    /// growth is given back once the budgets have run out.
+    @Test func floodOfNewNamesAgainstASilentUpstreamRunsInBoundedMemory() async throws {
+        try await SilentUpstream.with { silent in
+            let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", silent, "--cache-size", "1000"])
+            defer { stub.kill() }
+            let address = try #require(stub.dnsAddresses.first)
+            #expect(try await Self.dig(address, "+short", "localhost") == "127.0.0.1\n")
+            let before = try stub.residentBytes()
+            let (_, portText) = try #require(ServeProcess.split(address))
+            let port = try #require(UInt16(portText))
+            async let flood: Void = Self.sendQueries(forNewNames: 20_000, perSecond: 5_000, to: port)
+            try await Task.sleep(for: .seconds(2))
+            let during = try await Self.dig(address, "+short", "localhost")
+            try await flood
+            try await Task.sleep(for: .seconds(6))  // every budget has run out
+            let peak = try stub.peakResidentBytes()
+            // Given back a second after the last query is done (later on a busy machine): wait up to 15 s.
+            var after = try stub.residentBytes()
+            for _ in 0..<30 where after - before >= (peak - before) / 2 + (4 << 20) {
+                try await Task.sleep(for: .milliseconds(500))
+                after = try stub.residentBytes()
+            }
+            #expect(during == "127.0.0.1\n")
+            #expect(peak - before < 32 << 20, "peak resident memory grew from \(before) to \(peak) bytes")
+            #expect(after - before < (peak - before) / 2 + (4 << 20),
+                    "resident memory \(after) bytes after the flood (\(before) before, peak \(peak))")
+        }
+    }
+
+    /// Sends a query for A of `n<i>.flood.test` for each `i` below `count`, `perSecond` of them a second in
+    /// batches of 100, from a thread of its own; replies are not read.
+    private static func sendQueries(forNewNames count: Int, perSecond: Int, to port: UInt16) async throws {
+        try await withDatagramSocket(to: port) { send in
+            let started = ContinuousClock.now
+            for index in 0..<count {
+                var query: [UInt8] = [UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
+                for label in ["n\(index)", "flood", "test"] {
+                    query.append(UInt8(label.utf8.count))
+                    query.append(contentsOf: label.utf8)
+                }
+                query += [0, 0, 1, 0, 1]
+                send(query)
+                if index % 100 == 99 {
+                    let due = started + .milliseconds((index + 1) * 1000 / perSecond)
+                    let wait = due - ContinuousClock.now
+                    if wait > .zero { usleep(UInt32(wait.components.attoseconds / 1_000_000_000_000) + UInt32(wait.components.seconds) * 1_000_000) }
+                }
+            }
+        }
+    }
+
     /// Sends `count` datagrams of random bytes (0-600 octets, half with a query-like header) to
     /// 127.0.0.1:`port`, in batches that let the stub keep up, from a thread of their own.
     private static func sendRandomDatagrams(_ count: Int, to port: UInt16) async throws {
-        try await ServeProcess.offPool {
-            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
-            defer { close(descriptor) }
-            var target = sockaddr_in()
-            target.sin_family = sa_family_t(AF_INET)
-            target.sin_port = port.bigEndian
-            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+        try await withDatagramSocket(to: port) { send in
             var generator = SystemRandomNumberGenerator()
             for index in 0..<count {
                 let length = Int.random(in: 0...600, using: &generator)
@@ -277,12 +326,30 @@ import Glibc
                     bytes[4] = 0
                     bytes[5] = 1
                 }
+                send(bytes)
+                if index % 200 == 199 { usleep(2000) }
+            }
+        }
+    }
+
+    /// Runs `body` on a thread of its own with a UDP socket and a function that sends one datagram from it
+    /// to 127.0.0.1:`port`.
+    private static func withDatagramSocket(to port: UInt16,
+                                           _ body: @escaping @Sendable (_ send: ([UInt8]) -> Void) throws -> Void) async throws {
+        try await ServeProcess.offPool {
+            let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard descriptor >= 0 else { throw ServeProcess.Failure(description: "socket: errno \(errno)") }
+            defer { close(descriptor) }
+            var target = sockaddr_in()
+            target.sin_family = sa_family_t(AF_INET)
+            target.sin_port = port.bigEndian
+            target.sin_addr.s_addr = inet_addr("127.0.0.1")
+            try body { datagram in
                 _ = withUnsafePointer(to: &target) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(descriptor, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        sendto(descriptor, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
-                if index % 200 == 199 { usleep(2000) }
             }
         }
     }
@@ -389,10 +456,20 @@ final class ServeProcess: Sendable {
 
     /// The process's resident memory (`VmRSS` of /proc/PID/status), in bytes.
     func residentBytes() throws -> Int {
+        try statusBytes("VmRSS")
+    }
+
+    /// The process's peak resident memory so far (`VmHWM` of /proc/PID/status), in bytes.
+    func peakResidentBytes() throws -> Int {
+        try statusBytes("VmHWM")
+    }
+
+    /// The field `field` of /proc/PID/status, given in kB there, in bytes.
+    private func statusBytes(_ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kibibytes = Int(line.dropFirst("VmRSS:".count).split(whereSeparator: \.isWhitespace).first ?? "")
-        else { throw Failure(description: "no VmRSS in /proc/\(pid)/status") }
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kibibytes = Int(line.dropFirst(field.count + 1).split(whereSeparator: \.isWhitespace).first ?? "")
+        else { throw Failure(description: "no \(field) in /proc/\(pid)/status") }
         return kibibytes * 1024
     }
 

@@ -129,7 +129,10 @@ import Glibc
         let recording = RecordingTransport(try lab.trustedDNS.makeTransport(timeout: .seconds(1), tries: 2, useTCP: false))
         let question = try Self.question("INFO.example.test", 16)
         for _ in 1...2 {
-            guard case .answered = await ForwardLookup.ask(recording, question, deadline: nil) else {
+            let outcome = await withCheckedContinuation { continuation in
+                ForwardLookup.ask(recording, question, deadline: nil) { continuation.resume(returning: $0) }
+            }
+            guard case .answered = outcome else {
                 Issue.record("no answer")
                 return
             }

@@ -105,12 +105,13 @@ public final class CachingResolver: HostResolver {
     /// a miss joins the flight running for the name and family or leads one, whose ``TrustedResolver``
     /// upstream asks its first upstream without a task (``TrustedResolver/resolveDetailed(_:family:completion:)``),
     /// so `completion` runs on that upstream's c-ares thread. An expired entry (serve-stale, the
-    /// stale-answer timer) takes the task-based path. `completion` must not block.
-    func resolveDetailed(_ name: HostName, family: AddressFamily,
-                         completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+    /// stale-answer timer) takes the task-based path. `completion` must not block. `countingLookup: false`
+    /// leaves the lookup out of the cache's statistics (the stub has counted it already).
+    package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool = true,
+                                 completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
         let now = cache.clock.nanoseconds()
-        let found = cache.find(name, family: family, now: now, counting: true, claimingRefresh: true)
+        let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
         switch found {
         case .fresh(let entry):
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
@@ -340,7 +341,7 @@ public final class CachingResolver: HostResolver {
 
     /// The body of a miss's flight without a task (``resolveDetailed(_:family:completion:)``): as
     /// ``fly(_:for:refreshing:)``, with `completion` getting the outcome on the thread that ends it. A
-    /// ``TrustedResolver`` upstream is asked through its callback path; any other in a task.
+    /// ``CompletionResolver`` upstream is asked through its callback path; any other in a task.
     private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
                      completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         if let stored = storedMeanwhile(key) {
@@ -354,8 +355,8 @@ public final class CachingResolver: HostResolver {
             if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
             completion(result)
         }
-        if let trusted = upstream as? TrustedResolver {
-            trusted.resolveDetailed(key.name, family: key.family, completion: finish)
+        if let direct = upstream as? any CompletionResolver {
+            direct.resolveDetailed(key.name, family: key.family, completion: finish)
         } else {
             resolveInTask(completion: finish) { [upstream] () async throws(ResolutionError) in
                 try await upstream.resolveDetailed(key.name, family: key.family)

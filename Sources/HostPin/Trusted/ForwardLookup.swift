@@ -20,28 +20,32 @@ enum ForwardLookup {
     ///   - question: What to ask.
     ///   - deadline: The budget of the resolution; `nil` for none.
     ///   - meter: Where the query, its round trip and its failure are counted; `nil` for nowhere.
-    /// - Returns: The reply, or why the upstream failed (see ``judge(_:for:)``).
+    ///   - completion: Gets the reply, or why the upstream failed (see ``judge(_:for:)``), on the thread
+    ///     that ended the exchange (``UpstreamTransport/start(_:deadline:completion:)``); must not block.
     static func ask(_ transport: any UpstreamTransport, _ question: ForwardedQuestion,
-                    deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter? = nil) async -> Outcome {
+                    deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter? = nil,
+                    completion: @escaping @Sendable (Outcome) -> Void) {
         guard let query = AddressQuery.messages(for: question.absoluteName, types: [RecordType(rawValue: question.type)])
         else {
-            return .failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description))
+            return completion(.failed(.other(code: AresStatus.outOfMemory.code, message: AresStatus.outOfMemory.description)))
         }
         meter?.sent(1)
         let sent = ContinuousClock.now
-        let outcome: Outcome
-        switch await transport.exchange(query, deadline: deadline).first {
-        case .reply(let wire):
-            meter?.replied(after: ContinuousClock.now - sent)
-            outcome = judge(wire, for: question)
-        case .failed(let reason):
-            outcome = .failed(reason)
-        case .cancelled, nil:
-            if deadline?.hasExpired == true { meter?.failed(.timeout) }
-            return .cancelled
+        transport.start(query, deadline: deadline) { outcomes in
+            let outcome: Outcome
+            switch outcomes.first {
+            case .reply(let wire):
+                meter?.replied(after: ContinuousClock.now - sent)
+                outcome = judge(wire, for: question)
+            case .failed(let reason):
+                outcome = .failed(reason)
+            case .cancelled, nil:
+                if deadline?.hasExpired == true { meter?.failed(.timeout) }
+                return completion(.cancelled)
+            }
+            if case .failed(let reason) = outcome { meter?.failed(UpstreamMetrics.FailureReason(reason)) }
+            completion(outcome)
         }
-        if case .failed(let reason) = outcome { meter?.failed(UpstreamMetrics.FailureReason(reason)) }
-        return outcome
     }
 
     /// Whether `wire` may be relayed as the answer to `question`: a whole response with exactly that

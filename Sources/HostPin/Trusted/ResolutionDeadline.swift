@@ -23,10 +23,13 @@ final class ResolutionDeadline: Sendable {
         case completed
         /// The budget ran out first: the error to throw.
         case expired(ResolutionError)
+        /// The caller went away first (its task was cancelled).
+        case cancelled
     }
 
     private let state = Mutex(State.running(sent: []))
-    private let attempts: Attempts
+    /// The upstream failures so far and the upstream being asked.
+    let attempts: Attempts
     private let budget: Duration
     private let health: UpstreamHealth
     /// When the budget runs out (the ``BudgetTimer`` fires then too).
@@ -82,11 +85,23 @@ final class ResolutionDeadline: Sendable {
         for exchange in interrupted { exchange.cancel() }
     }
 
+    /// The caller went away: unless the resolution has ended, it ends now with `.cancelled`, its exchanges
+    /// at once, and no upstream is blamed.
+    func cancel() {
+        let interrupted = state.withLock { state -> [any InterruptibleExchange] in
+            guard case .running(let sent) = state else { return [] }
+            state = .cancelled
+            return sent
+        }
+        for exchange in interrupted { exchange.cancel() }
+    }
+
     /// The resolution ended with `result`: returns it, or the `.timeout` failure when the budget ran out
     /// first.
     func complete<Answer: Sendable>(_ result: Result<Answer, ResolutionError>) -> Result<Answer, ResolutionError> {
         state.withLock { state in
             if case .expired(let error) = state { return .failure(error) }
+            if case .cancelled = state { return .failure(.cancelled) }
             state = .completed
             return result
         }

@@ -20,43 +20,53 @@ extension TrustedResolver {
     ///   asked, ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out, and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
-        let attempts = Attempts()
-        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
-        budgetTimer.start(deadline)
-        let outcome = deadline.complete(await forwardThroughUpstreams(question, recording: attempts, deadline: deadline))
+        // On the callback path, as resolveDetailed(_:family:): the next upstream is asked from the thread
+        // that read the last one's failure, not when this task next gets a thread of the pool.
+        let deadline = startDeadline()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let plan = health.plan()
+                for index in plan.probes { probe(index, forwarding: question) }
+                forward(question, order: plan.order[...], deadline: deadline) { result in
+                    continuation.resume(returning: deadline.complete(result))
+                }
+            }
+        } onCancel: {
+            deadline.cancel()
+        }
         if Task.isCancelled { throw .cancelled }
         return try outcome.get()
     }
 
-    private func forwardThroughUpstreams(_ question: ForwardedQuestion, recording attempts: Attempts,
-                                         deadline: ResolutionDeadline) async -> Result<[UInt8], ResolutionError> {
-        let plan = health.plan()
-        for index in plan.probes { probe(index, forwarding: question) }
-        for index in plan.order {
-            let upstream = configuration.upstreams[index]
-            attempts.begin(upstream, index: index)
-            switch await ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index)) {
+    /// Asks the upstreams at `order` `question` one after another until one answers, each from the
+    /// callback of the one before.
+    private func forward(_ question: ForwardedQuestion, order: ArraySlice<Int>, deadline: ResolutionDeadline,
+                         completion: @escaping @Sendable (Result<[UInt8], ResolutionError>) -> Void) {
+        let attempts = deadline.attempts
+        guard let index = order.first else { return completion(.failure(.upstreamsFailed(attempts.failures))) }
+        let upstream = configuration.upstreams[index]
+        attempts.begin(upstream, index: index)
+        ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index)) { [self] outcome in
+            switch outcome {
             case .answered(let reply):
                 health.recordSuccess(index)
-                return .success(reply)
+                completion(.success(reply))
             case .failed(let reason):
                 health.recordFailure(index, .init(reason, name: question.name))
                 attempts.record(UpstreamFailure(upstream: upstream, reason: reason))
+                forward(question, order: order.dropFirst(), deadline: deadline, completion: completion)
             case .cancelled:
-                return .failure(.cancelled)
+                completion(.failure(.cancelled))
             }
         }
-        return .failure(.upstreamsFailed(attempts.failures))
     }
 
     /// Asks a held-down upstream whose hold-down has run out `question`, off the forwarding's path
     /// (nobody waits for it), and records the verdict in ``health``: the probe a resolution would send.
     private func probe(_ index: Int, forwarding question: ForwardedQuestion) {
-        let transport = transports[index]
         let health = health
-        let meter = metrics.meter(at: index)
-        Task {
-            switch await ForwardLookup.ask(transport, question, deadline: nil, meter: meter) {
+        ForwardLookup.ask(transports[index], question, deadline: nil, meter: metrics.meter(at: index)) { outcome in
+            switch outcome {
             case .answered: health.recordSuccess(index)
             case .failed(let reason): health.recordFailure(index, .init(reason, name: question.name))
             case .cancelled: health.recordAbandoned(index)

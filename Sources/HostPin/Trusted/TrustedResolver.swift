@@ -113,118 +113,114 @@ public final class TrustedResolver: HostResolver {
         -> ResolutionOutcome
     {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
-        // No sleeping timer task: the resolution runs in this task (with one child per family for `any`),
-        // and the resolver's one budget timer ends the exchanges it waits for when the budget runs out first.
-        let attempts = Attempts()
-        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
-        budgetTimer.start(deadline)
-        let outcome = deadline.complete(await tryUpstreams(name, family: family, recording: attempts, deadline: deadline))
+        // The resolution runs on the callback path (one continuation, no task per upstream asked): the next
+        // upstream is asked from the c-ares thread that read the last one's failure, so a cooperative pool
+        // kept busy by other work delays only when this task reads the outcome, never the asking (before,
+        // an answer that came in milliseconds became a timeout when this task resumed after the budget).
+        let deadline = startDeadline()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                resolve(name, family: family, deadline: deadline) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            deadline.cancel()
+        }
         if Task.isCancelled { throw .cancelled }
         return try outcome.get()
     }
 
     /// Resolves `name` as ``resolveDetailed(_:family:)`` does, without a task to wait in: `completion` gets
     /// the outcome, on the thread that ended the resolution (a c-ares channel's, the budget timer's, or the
-    /// caller's for an IP literal). The first upstream is asked through ``AddressLookup``'s callback path; only
-    /// when it fails do the next ones get a task (``tryUpstreams(_:family:order:recording:deadline:lastResort:)``).
-    /// A caller that resolves many names at once (``CachingResolver/resolveMany(family:concurrency:sink:)``)
-    /// then costs no task and no continuation per name.
+    /// caller's for an IP literal). Every upstream is asked through ``AddressLookup``'s callback path, the
+    /// next one from the thread that read the last one's failure: no task, so a busy cooperative pool
+    /// cannot hold the resolution past its budget. A caller that resolves many names at once
+    /// (``CachingResolver/resolveMany(family:concurrency:sink:)``) then costs no task and no continuation
+    /// per name.
     ///
     /// `completion` must not block. It gets what ``resolveDetailed(_:family:)`` returns or throws, except
     /// `.cancelled`: nothing cancels this resolution but its budget (``ResolutionError/timeout(budget:_:)``).
     package func resolveDetailed(_ name: HostName, family: AddressFamily,
                                  completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
-        let attempts = Attempts()
-        let deadline = ResolutionDeadline(attempts: attempts, budget: configuration.budget, health: health)
+        resolve(name, family: family, deadline: startDeadline(), completion: completion)
+    }
+
+    /// A new resolution's deadline, its budget running from now.
+    func startDeadline() -> ResolutionDeadline {
+        let deadline = ResolutionDeadline(attempts: Attempts(), budget: configuration.budget, health: health)
         budgetTimer.start(deadline)
+        return deadline
+    }
+
+    /// Probes the upstreams due a probe, then asks the others in the health plan's order;
+    /// `completion` gets what ``ResolutionDeadline/complete(_:)`` makes of the outcome.
+    private func resolve(_ name: HostName, family: AddressFamily, deadline: ResolutionDeadline,
+                         completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         let plan = health.plan()
         for index in plan.probes { probe(index, name: name, family: family) }
-        guard let first = plan.order.first else {
-            Task {
-                completion(deadline.complete(await tryUpstreams(name, family: family, order: [], recording: attempts,
-                                                                deadline: deadline, lastResort: nil)))
-            }
-            return
+        askInOrder(name, family: family, order: plan.order[...], deadline: deadline, lastResort: nil) { result in
+            completion(deadline.complete(result))
         }
-        let upstream = configuration.upstreams[first]
-        attempts.begin(upstream, index: first)
-        AddressLookup.ask(transports[first], for: name, family: family, deadline: deadline,
-                          meter: metrics.meter(at: first)) { [self] answer in
+    }
+
+    /// Asks the upstreams at `order` one after another until one answers, then the untrusted fallback,
+    /// each from the callback of the one before. `lastResort` is a trusted upstream's addresses of one
+    /// family when it failed the other: the answer only when no trusted upstream does better.
+    private func askInOrder(_ name: HostName, family: AddressFamily, order: ArraySlice<Int>,
+                            deadline: ResolutionDeadline, lastResort: Resolution?,
+                            completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        guard let index = order.first else {
+            if let lastResort { return completion(.success(.received(lastResort))) }
+            return askFallback(name, family: family, deadline: deadline, completion: completion)
+        }
+        let upstream = configuration.upstreams[index]
+        let attempts = deadline.attempts
+        attempts.begin(upstream, index: index)
+        AddressLookup.ask(transports[index], for: name, family: family, deadline: deadline,
+                          meter: metrics.meter(at: index)) { [self] answer in
             switch Self.outcome(of: answer, from: upstream, name, family, source: .upstream) {
             case .answered(let outcome):
-                health.recordSuccess(first)
-                completion(deadline.complete(.success(outcome)))
-            case .failed(let failure, let partial):
-                health.recordFailure(first, .init(failure.reason, name: name.text))
-                attempts.record(failure)
-                Task {
-                    let rest = await tryUpstreams(name, family: family, order: plan.order.dropFirst(),
-                                                  recording: attempts, deadline: deadline, lastResort: partial)
-                    completion(deadline.complete(rest))
-                }
-            case .cancelled:
-                completion(deadline.complete(.failure(.cancelled)))
-            }
-        }
-    }
-
-    private func tryUpstreams(_ name: HostName, family: AddressFamily, recording attempts: Attempts,
-                              deadline: ResolutionDeadline) async
-        -> Result<ResolutionOutcome, ResolutionError>
-    {
-        let plan = health.plan()
-        for index in plan.probes { probe(index, name: name, family: family) }
-        return await tryUpstreams(name, family: family, order: plan.order[...], recording: attempts, deadline: deadline,
-                                  lastResort: nil)
-    }
-
-    /// Asks the upstreams at `order` one after another until one answers, then the untrusted fallback.
-    /// `lastResort` is the first trusted upstream's addresses of one family when it failed the other: the
-    /// answer only when no trusted upstream does better.
-    private func tryUpstreams(_ name: HostName, family: AddressFamily, order: ArraySlice<Int>,
-                              recording attempts: Attempts, deadline: ResolutionDeadline, lastResort: Resolution?) async
-        -> Result<ResolutionOutcome, ResolutionError>
-    {
-        var lastResort = lastResort
-        for index in order {
-            let upstream = configuration.upstreams[index]
-            attempts.begin(upstream, index: index)
-            switch await Self.ask(transports[index], upstream, name, family, source: .upstream, deadline: deadline,
-                                  meter: metrics.meter(at: index)) {
-            case .answered(let outcome):
                 health.recordSuccess(index)
-                return .success(outcome)
+                completion(.success(outcome))
             case .failed(let failure, let partial):
                 health.recordFailure(index, .init(failure.reason, name: name.text))
                 attempts.record(failure)
-                if lastResort == nil { lastResort = partial }
+                askInOrder(name, family: family, order: order.dropFirst(), deadline: deadline,
+                           lastResort: lastResort ?? partial, completion: completion)
             case .cancelled:
-                return .failure(.cancelled)
+                completion(.failure(.cancelled))
             }
         }
-        if let lastResort { return .success(.received(lastResort)) }
-        if let fallback, let server = configuration.untrustedFallback {
-            attempts.begin(server, index: nil)
-            switch await Self.ask(fallback, server, name, family, source: .untrusted, deadline: deadline) {
+    }
+
+    /// Asks the untrusted fallback, when there is one, after every trusted upstream has failed; an answer
+    /// of its that ``Configuration/untrustedFallbackDetector`` calls hijacked fails instead.
+    private func askFallback(_ name: HostName, family: AddressFamily, deadline: ResolutionDeadline,
+                             completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        let attempts = deadline.attempts
+        guard let fallback, let server = configuration.untrustedFallback else {
+            return completion(.failure(.upstreamsFailed(attempts.failures)))
+        }
+        attempts.begin(server, index: nil)
+        let detector = configuration.untrustedFallbackDetector
+        AddressLookup.ask(fallback, for: name, family: family, deadline: deadline, meter: nil) { answer in
+            let refused: UpstreamFailure?
+            switch Self.outcome(of: answer, from: server, name, family, source: .untrusted) {
             case .answered(let outcome):
-                guard case .addresses(let answer) = outcome.answer else { return .success(outcome) }
-                if let refused = Self.refusal(of: answer, from: server, by: configuration.untrustedFallbackDetector) {
-                    attempts.record(refused)
-                    break
-                }
-                return .success(outcome)
+                guard case .addresses(let answer) = outcome.answer else { return completion(.success(outcome)) }
+                refused = Self.refusal(of: answer, from: server, by: detector)
+                if refused == nil { return completion(.success(outcome)) }
             case .failed(_, let partial?):
-                if let refused = Self.refusal(of: partial, from: server, by: configuration.untrustedFallbackDetector) {
-                    attempts.record(refused)
-                    break
-                }
-                return .success(.received(partial))
-            case .failed(let failure, nil): attempts.record(failure)
-            case .cancelled: return .failure(.cancelled)
+                refused = Self.refusal(of: partial, from: server, by: detector)
+                if refused == nil { return completion(.success(.received(partial))) }
+            case .failed(let failure, nil):
+                refused = failure
+            case .cancelled:
+                return completion(.failure(.cancelled))
             }
+            if let refused { attempts.record(refused) }
+            completion(.failure(.upstreamsFailed(attempts.failures)))
         }
-        return .failure(.upstreamsFailed(attempts.failures))
     }
 
     /// The failure to record instead of handing out the untrusted fallback's `answer` when it speaks for
@@ -239,12 +235,11 @@ public final class TrustedResolver: HostResolver {
     /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
     /// resolution's path (nobody waits for it), and records the verdict in ``health``.
     private func probe(_ index: Int, name: HostName, family: AddressFamily) {
-        let transport = transports[index]
         let upstream = configuration.upstreams[index]
         let health = health
-        let meter = metrics.meter(at: index)
-        Task {
-            switch await Self.ask(transport, upstream, name, family, source: .upstream, meter: meter) {
+        AddressLookup.ask(transports[index], for: name, family: family, deadline: nil,
+                          meter: metrics.meter(at: index)) { answer in
+            switch Self.outcome(of: answer, from: upstream, name, family, source: .upstream) {
             case .answered: health.recordSuccess(index)
             case .failed(let failure, _): health.recordFailure(index, .init(failure.reason, name: name.text))
             case .cancelled: health.recordAbandoned(index)
@@ -260,13 +255,6 @@ public final class TrustedResolver: HostResolver {
         /// when only the other family's query failed.
         case failed(UpstreamFailure, partial: Resolution?)
         case cancelled
-    }
-
-    private static func ask(_ transport: any UpstreamTransport, _ upstream: Upstream, _ name: HostName,
-                            _ family: AddressFamily, source: Resolution.Source,
-                            deadline: ResolutionDeadline? = nil, meter: UpstreamMetrics.Meter? = nil) async -> Outcome {
-        outcome(of: await AddressLookup.ask(transport, for: name, family: family, deadline: deadline, meter: meter),
-                from: upstream, name, family, source: source)
     }
 
     /// What `answer`, from `upstream`, means for the resolution; `nil` is a cancelled exchange.
