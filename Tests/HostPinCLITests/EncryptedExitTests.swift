@@ -34,11 +34,15 @@ import Testing
             let results = try await Self.run(Self.runs, atOnce: Self.atOnce, arguments)
             let wrong = results.filter { result in
                 !(result.status == 3
-                    // "... answered (SERVER: timeout)", or "... answered within 50 ms" when the budget ran
-                    // out before the upstream's own try did (seen once in CI on a loaded machine).
+                    // "... answered within 50 ms (SERVER: timeout)"; "... answered within 50 ms" when the
+                    // budget ran out before the upstream's own try did (seen once in CI on a loaded machine);
+                    // "... answered: SERVER: timeout" when the try, given what was left of the budget, timed
+                    // out a moment before the budget's timer fired (seen once in 100 in CI since failover
+                    // completes on the transport's callback).
                     && result.standardError.hasPrefix("hostpin: www.example.test: no trusted upstream answered")
                     && (result.standardError.hasSuffix("\(server): timeout)\n")
-                        || result.standardError.hasSuffix("answered within 50 ms\n"))
+                        || result.standardError.hasSuffix("answered within 50 ms\n")
+                        || result.standardError.hasSuffix("answered: \(server): timeout\n"))
                     && result.standardError.filter { $0 == "\n" }.count == 1)
             }
             let failed = wrong.count
