@@ -79,14 +79,30 @@ public struct SpecialUseName: Sendable, Hashable, CustomStringConvertible {
     public static func entry(containing name: String) -> SpecialUseName? {
         var name = name
         return name.withUTF8 { octets in
-            // Most names end in none of the table's last letters (a, d, l, n, t): one comparison.
-            guard let last = octets.last, lastOctets.contains(last | 0x20) else { return nil }
+            // Every resolution, cache hits included, asks: only the zones under the name's last label are
+            // tried (none for `com`, `net` or `test`, one lengths-first comparison of each of five labels).
+            var start = octets.count
+            while start > 0, octets[start - 1] != UInt8(ascii: ".") { start -= 1 }
+            let label = UnsafeBufferPointer(rebasing: octets[start...])
+            guard let group = byTopLabel.first(where: { Self.equalFoldingCase(label, $0.label) }) else { return nil }
             var best: SpecialUseName?
-            for entry in table where entry.holds(octets) {
+            for entry in group.entries where entry.holds(octets) {
                 if entry.zoneOctets.count > best?.zoneOctets.count ?? 0 { best = entry }
             }
             return best
         }
+    }
+
+    /// Whether `octets` spell `label` (lower case), ASCII letters in any case.
+    private static func equalFoldingCase(_ octets: UnsafeBufferPointer<UInt8>, _ label: [UInt8]) -> Bool {
+        guard octets.count == label.count else { return false }
+        for (octet, expected) in zip(octets, label) where Self.folded(octet) != expected { return false }
+        return true
+    }
+
+    /// `octet` with an ASCII capital letter made lower case.
+    private static func folded(_ octet: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(octet) ? octet | 0x20 : octet
     }
 
     /// Whether `name` is `zone` or ends in `.zone` at a label boundary, ASCII letters in any case.
@@ -94,9 +110,7 @@ public struct SpecialUseName: Sendable, Hashable, CustomStringConvertible {
         let start = name.count - zoneOctets.count
         guard start >= 0 else { return false }
         for (offset, octet) in zoneOctets.enumerated() {
-            let candidate = name[start + offset]
-            let folded = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(candidate) ? candidate | 0x20 : candidate
-            guard folded == octet else { return false }
+            guard Self.folded(name[start + offset]) == octet else { return false }
         }
         if start == 0 { return true }
         guard name[start - 1] == UInt8(ascii: ".") else { return false }
@@ -110,7 +124,20 @@ public struct SpecialUseName: Sendable, Hashable, CustomStringConvertible {
         return backslashes % 2 == 0
     }
 
-    private static let lastOctets = Set(table.compactMap(\.zoneOctets.last))
+    /// The table's entries grouped by their zone's last label (`localhost`, `invalid`, `local`, `onion`,
+    /// `arpa`), in table order.
+    private static let byTopLabel: [(label: [UInt8], entries: [SpecialUseName])] = {
+        var groups: [(label: [UInt8], entries: [SpecialUseName])] = []
+        for entry in table {
+            let label = Array(entry.zoneOctets.split(separator: UInt8(ascii: ".")).last ?? [])
+            if let index = groups.firstIndex(where: { $0.label == label }) {
+                groups[index].entries.append(entry)
+            } else {
+                groups.append((label, [entry]))
+            }
+        }
+        return groups
+    }()
 
     /// The zones, in the registry's order. One row each; a name in two (`in-addr.arpa` rows do not nest)
     /// takes the longer zone.
