@@ -13,6 +13,7 @@ extension ResolutionError {
         case .timeout: "timeout"
         case .cancelled: "cancelled"
         case .setupFailed: "setup_failed"
+        case .dnssecBogus: "dnssec_bogus"
         }
     }
 
@@ -22,7 +23,7 @@ extension ResolutionError {
     /// set up and a cancellation came from no server (`nil`).
     func source(askedOf asked: Resolution.Source) -> Resolution.Source? {
         switch self {
-        case .nxdomain, .nodata, .upstreamsFailed, .timeout: asked
+        case .nxdomain, .nodata, .upstreamsFailed, .timeout, .dnssecBogus: asked
         case .badName, .noUpstreams, .cancelled, .setupFailed: nil
         }
     }
@@ -31,7 +32,7 @@ extension ResolutionError {
     var isNegativeAnswer: Bool {
         switch self {
         case .nxdomain, .nodata: true
-        case .badName, .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: false
+        case .badName, .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed, .dnssecBogus: false
         }
     }
 
@@ -41,17 +42,18 @@ extension ResolutionError {
     func sentence(about name: String) -> String {
         switch self {
         case .nxdomain, .nodata, .badName: description
-        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: "\(name): \(description)"
+        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed, .dnssecBogus: "\(name): \(description)"
         }
     }
 
     /// The `lookup` exit status for a name that failed this way: 1 for a negative answer, 2 for a bad
-    /// name (validated earlier, so not expected here), 3 for every failure to get an answer.
+    /// name (validated earlier, so not expected here), 3 for every failure to get an answer, a bogus one
+    /// included.
     var lookupExitStatus: ExitStatus {
         switch self {
         case .nxdomain, .nodata: .notFound
         case .badName: .usage
-        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: .upstreamFailure
+        case .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed, .dnssecBogus: .upstreamFailure
         }
     }
 
@@ -61,7 +63,7 @@ extension ResolutionError {
         switch self {
         case .upstreamsFailed(let failures):
             "the local resolver did not answer: " + failures.map(\.description).joined(separator: "; ")
-        case .nxdomain, .nodata, .badName, .noUpstreams, .timeout, .cancelled, .setupFailed:
+        case .nxdomain, .nodata, .badName, .noUpstreams, .timeout, .cancelled, .setupFailed, .dnssecBogus:
             description
         }
     }

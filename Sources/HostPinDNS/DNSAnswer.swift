@@ -67,8 +67,9 @@ struct DNSAnswer: Sendable, Hashable {
         case .nodata: self = .nodata
         case .cancelled: return nil
         // An upstream failure, a time budget run out, a resolver that cannot work: the client may ask
-        // another server. (`badName` cannot happen: the name was parsed before it was resolved.)
-        case .upstreamsFailed, .timeout, .noUpstreams, .setupFailed, .badName: self = .servfail
+        // another server. A bogus answer is SERVFAIL too (RFC 4035 §5.5). (`badName` cannot happen: the name
+        // was parsed before it was resolved.)
+        case .upstreamsFailed, .timeout, .noUpstreams, .setupFailed, .badName, .dnssecBogus: self = .servfail
         }
     }
 

@@ -423,7 +423,8 @@ public final class CachingResolver: HostResolver {
         let now = cache.clock.nanoseconds()
         if let entry { cache.refreshFailed(key.name, family: key.family, generation: entry, now: now) }
         switch error {
-        case .upstreamsFailed, .timeout, .setupFailed:
+        // A bogus answer (validate mode) is no answer: the entry validated before may stand in for it.
+        case .upstreamsFailed, .timeout, .setupFailed, .dnssecBogus:
             if case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) {
                 return .success(cache.outcome(of: hit, now: now))
             }

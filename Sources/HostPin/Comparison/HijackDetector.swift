@@ -162,7 +162,7 @@ public struct HijackDetector: Sendable, Hashable {
         switch error {
         case .nxdomain: "does not exist (NXDOMAIN)"
         case .nodata: "has no address of the family (NODATA)"
-        case .badName, .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed: nil
+        case .badName, .noUpstreams, .upstreamsFailed, .timeout, .cancelled, .setupFailed, .dnssecBogus: nil
         }
     }
 
@@ -171,7 +171,7 @@ public struct HijackDetector: Sendable, Hashable {
         switch error {
         case .upstreamsFailed(let failures): failures.map(\.description).joined(separator: "; ")
         case .timeout(let budget, _): "no answer within \(budget.formattedSeconds)"
-        case .nxdomain, .nodata, .badName, .noUpstreams, .cancelled, .setupFailed: error.description
+        case .nxdomain, .nodata, .badName, .noUpstreams, .cancelled, .setupFailed, .dnssecBogus: error.description
         }
     }
 

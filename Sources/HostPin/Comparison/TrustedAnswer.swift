@@ -16,7 +16,7 @@ public enum TrustedAnswer: Sendable, Hashable {
         case .failure(.nxdomain): self = .nxdomain
         case .failure(.nodata): self = .nodata
         case .failure(.badName), .failure(.noUpstreams), .failure(.upstreamsFailed), .failure(.timeout),
-             .failure(.cancelled), .failure(.setupFailed):
+             .failure(.cancelled), .failure(.setupFailed), .failure(.dnssecBogus):
             return nil
         }
     }

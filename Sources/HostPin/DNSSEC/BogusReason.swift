@@ -1,11 +1,11 @@
 /// Why an answer is bogus: which RRset, which key (when one was involved) and what was wrong — the
 /// reason a `.dnssecBogus` failure and the stub's Extended DNS Error (RFC 8914) will carry.
-package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
+public struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
     /// The RRset that failed, `owner TYPE`.
-    package let rrset: String
+    public let rrset: String
     /// The key tag of the DNSKEY involved, when one was.
-    package let keyTag: UInt16?
-    package let problem: Problem
+    public let keyTag: UInt16?
+    public let problem: Problem
 
     package init(rrset: String, keyTag: UInt16? = nil, problem: Problem) {
         self.rrset = rrset
@@ -18,7 +18,7 @@ package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What was wrong.
-    package enum Problem: Sendable, Hashable, CustomStringConvertible {
+    public enum Problem: Sendable, Hashable, CustomStringConvertible {
         /// The RRset carries no RRSIG (an upstream that ignores the DO bit strips them: EDE 10).
         case signaturesMissing
         /// No RRSIG names the zone being validated as its signer, or the signer is no ancestor-or-self
@@ -63,7 +63,7 @@ package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
         /// A negative answer without a signed NSEC proof of what it claims (RFC 4035 §5.4).
         case denialMissing
 
-        package var description: String {
+        public var description: String {
             switch self {
             case .signaturesMissing: "no RRSIG (does the upstream ignore the DO bit?)"
             case .wrongSigner(let signer): "signer \(signer) is not the zone apex above the owner"
@@ -90,7 +90,7 @@ package struct BogusReason: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    package var description: String {
+    public var description: String {
         "\(rrset)" + (keyTag.map { " (key \($0))" } ?? "") + ": \(problem)"
     }
 }

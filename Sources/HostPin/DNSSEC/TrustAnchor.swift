@@ -2,7 +2,7 @@ import Foundation
 
 /// The keys a chain of trust starts from (RFC 4033 §5, RFC 4035 §4.4): per zone, DS records (digests of
 /// its key-signing keys) or DNSKEY records, as Unbound's `val_anchor` keeps them.
-package struct TrustAnchors: Sendable, Hashable {
+public struct TrustAnchors: Sendable, Hashable {
     /// One zone's anchor records: DS and DNSKEY records whose owner is `zone`.
     package struct Anchor: Sendable, Hashable {
         package let zone: WireName
@@ -37,7 +37,7 @@ package struct TrustAnchors: Sendable, Hashable {
     /// The IANA root zone's key-signing keys as DS records: KSK-2017 (key tag 20326) and KSK-2024
     /// (key tag 38696), both algorithm 8 with SHA-256 digests — the lines of Debian's
     /// `dns-root-data` `root.ds` (https://data.iana.org/root-anchors/root-anchors.xml).
-    package static let ianaRoot: TrustAnchors = {
+    public static let ianaRoot: TrustAnchors = {
         let lines = [
             ". IN DS 20326 8 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D",
             ". IN DS 38696 8 2 683D2D0ACB8C9B712A1948B27F741219298D0A450D612C483AF444A4C0FB2B16",
@@ -54,7 +54,7 @@ package struct TrustAnchors: Sendable, Hashable {
     /// - Parameter path: The file, at most 1 MiB.
     /// - Throws: ``TrustAnchorError``: unreadable (a directory included), empty, no DS or DNSKEY line,
     ///   or the number of the first line ldns cannot read as an IN record.
-    package static func load(path: String) throws(TrustAnchorError) -> TrustAnchors {
+    public static func load(path: String) throws(TrustAnchorError) -> TrustAnchors {
         let data: Data
         do { data = try BoundedFile.contents(of: path, limit: 1 << 20) } catch { throw .unreadable(path: path, error) }
         var records: [DNSSECRecord] = []
@@ -77,7 +77,7 @@ package struct TrustAnchors: Sendable, Hashable {
     /// The anchors of several files together (a repeated `--trust-anchor`), in the order given.
     ///
     /// - Throws: The first file's ``TrustAnchorError``.
-    package static func load(paths: [String]) throws(TrustAnchorError) -> TrustAnchors {
+    public static func load(paths: [String]) throws(TrustAnchorError) -> TrustAnchors {
         var records: [DNSSECRecord] = []
         for path in paths {
             for anchor in try load(path: path).anchors.values { records += anchor.ds + anchor.dnskeys }

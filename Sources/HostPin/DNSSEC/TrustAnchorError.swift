@@ -1,6 +1,6 @@
 /// Why a trust-anchor file cannot be used. The CLI maps every case to a usage error (2): validation is
 /// never silently turned off by a bad file.
-package enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file cannot be opened or read, or is no regular file (a directory: ``FileProblem/notARegularFile``).
     case unreadable(path: String, FileProblem)
     /// The file holds nothing but blank lines and comments, or nothing at all.
@@ -10,7 +10,7 @@ package enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertibl
     /// Line `line` (from 1) is not a record ldns can read, or is a record of a class other than IN.
     case badLine(path: String, line: Int, text: String)
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .unreadable(let path, let problem): "trust anchor file \(path): \(problem)"
         case .empty(let path): "trust anchor file \(path) is empty"

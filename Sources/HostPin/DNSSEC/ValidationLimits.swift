@@ -1,7 +1,7 @@
 /// The caps on the work one resolution's validation may do, against KeyTrap (CVE-2023-50387: many keys
 /// sharing a key tag, many signatures on one RRset, each pairing a costly check) — Unbound's
 /// `val_sigcrypt` budgets in spirit. Past any cap the answer is bogus naming the cap (EDE 6).
-package struct ValidationLimits: Sendable, Hashable {
+public struct ValidationLimits: Sendable, Hashable {
     /// DNSKEYs tried for one RRSIG (those with its key tag and algorithm, in the RRset's order).
     package var keysPerSignature = 4
     /// RRSIGs tried for one RRset.
@@ -14,13 +14,13 @@ package struct ValidationLimits: Sendable, Hashable {
     package init() {}
 
     /// Which cap stopped a validation.
-    package enum Cap: String, Sendable, Hashable, CustomStringConvertible {
+    public enum Cap: String, Sendable, Hashable, CustomStringConvertible {
         case keysPerSignature = "keys tried per signature"
         case signaturesPerRRset = "signatures tried per RRset"
         case checksPerResolution = "signature checks per resolution"
         case chainQueries = "chain queries per resolution"
 
-        package var description: String { rawValue }
+        public var description: String { rawValue }
     }
 }
 

@@ -5,7 +5,7 @@ import CLDNS
 ///
 /// The validator keeps names this way rather than as text so that the signer, owner and zone names it
 /// compares are the very octets the signatures cover.
-package struct WireName: Sendable, Hashable, CustomStringConvertible {
+public struct WireName: Sendable, Hashable, CustomStringConvertible {
     /// The labels, each without its length octet; the root has none.
     package let labels: [[UInt8]]
 
@@ -69,7 +69,7 @@ package struct WireName: Sendable, Hashable, CustomStringConvertible {
 
     /// Presentation form with the final dot (`www.example.test.`; the root is `.`), as delv and ldns
     /// print names; octets outside letters, digits, `-`, `_` and `*` are written `\DDD` (RFC 1035 §5.1).
-    package var description: String {
+    public var description: String {
         if labels.isEmpty { return "." }
         var text = ""
         for label in labels {

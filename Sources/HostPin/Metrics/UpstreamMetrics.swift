@@ -27,6 +27,8 @@ public final class UpstreamMetrics: Sendable {
         case connection
         /// Anything else (a c-ares status, a query that could not be built).
         case other
+        /// The answer failed DNSSEC validation (bogus).
+        case bogus
 
         /// The reason `reason` counts as.
         public init(_ reason: UpstreamFailure.Reason) {
@@ -39,6 +41,7 @@ public final class UpstreamMetrics: Sendable {
             case .other: self = .other
             // Only the untrusted fallback's answers are judged so, and it is not counted here.
             case .hijackedAnswer: self = .other
+            case .dnssecBogus: self = .bogus
             case .encrypted(let failure):
                 switch failure {
                 case .timeout: self = .timeout
@@ -64,6 +67,7 @@ public final class UpstreamMetrics: Sendable {
             case .http: "http"
             case .connection: "connection"
             case .other: "other"
+            case .bogus: "bogus"
             }
         }
     }
@@ -75,13 +79,13 @@ public final class UpstreamMetrics: Sendable {
     /// One upstream's counters.
     public final class Meter: Sendable {
         private let queries = Atomic<UInt64>(0)
-        private let failures = AtomicCounters<9>()
+        private let failures = AtomicCounters<10>()
         /// Each bucket's own count; the last one is above every bound.
         private let buckets = AtomicCounters<15>()
         private let roundTripNanoseconds = Atomic<UInt64>(0)
 
         init() {
-            precondition(FailureReason.allCases.count == 9 && roundTripBuckets.count + 1 == 15,
+            precondition(FailureReason.allCases.count == 10 && roundTripBuckets.count + 1 == 15,
                          "the counters hold every reason and bucket")
         }
 

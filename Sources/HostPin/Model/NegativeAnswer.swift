@@ -36,9 +36,12 @@ public struct NegativeAnswer: Sendable, Hashable {
     public let source: Resolution.Source
     /// Wall-clock time the answer was received.
     public let receivedAt: Date
+    /// What DNSSEC validation found for the denial and its NSEC/NSEC3 proof (RFC 4035 §5.4); `nil` when it
+    /// was not validated (``DNSSECMode/off``, special-use names, literals).
+    public let dnssec: DNSSECStatus?
 
     public init(name: HostName, family: AddressFamily, kind: Kind, cnames: [CNAMERecord], soa: SOARecord?,
-                upstream: Upstream?, source: Resolution.Source, receivedAt: Date) {
+                upstream: Upstream?, source: Resolution.Source, receivedAt: Date, dnssec: DNSSECStatus? = nil) {
         self.name = name
         self.family = family
         self.kind = kind
@@ -47,6 +50,7 @@ public struct NegativeAnswer: Sendable, Hashable {
         self.upstream = upstream
         self.source = source
         self.receivedAt = receivedAt
+        self.dnssec = dnssec
     }
 
     /// Seconds the answer may be cached, as received: the smaller of the SOA record's TTL and its
@@ -68,6 +72,6 @@ public struct NegativeAnswer: Sendable, Hashable {
     /// The same answer marked as coming from `source`.
     func from(_ source: Resolution.Source) -> NegativeAnswer {
         NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames, soa: soa, upstream: upstream,
-                       source: source, receivedAt: receivedAt)
+                       source: source, receivedAt: receivedAt, dnssec: dnssec)
     }
 }

@@ -51,10 +51,13 @@ public struct Resolution: Sendable, Hashable {
     public let source: Source
     /// Wall-clock time the answer was received.
     public let receivedAt: Date
+    /// What DNSSEC validation found for the answer (RFC 4035 §4.3); `nil` when it was not validated
+    /// (``DNSSECMode/off``, IP literals, pins).
+    public let dnssec: DNSSECStatus?
 
     /// Creates a resolution; `ttl` is computed as the minimum over `cnames` and `addresses`.
     public init(name: HostName, addresses: [ResolvedAddress], cnames: [CNAMERecord], upstream: Upstream?,
-                source: Source, receivedAt: Date) {
+                source: Source, receivedAt: Date, dnssec: DNSSECStatus? = nil) {
         self.name = name
         self.addresses = addresses
         self.cnames = cnames
@@ -65,6 +68,7 @@ public struct Resolution: Sendable, Hashable {
         self.upstream = upstream
         self.source = source
         self.receivedAt = receivedAt
+        self.dnssec = dnssec
     }
 
     /// The name that owns the address records: the last CNAME target, or `name`.
@@ -76,14 +80,14 @@ public struct Resolution: Sendable, Hashable {
     /// The same answer marked as coming from `source`.
     func from(_ source: Source) -> Resolution {
         Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream, source: source,
-                   receivedAt: receivedAt)
+                   receivedAt: receivedAt, dnssec: dnssec)
     }
 
     /// The same answer served stale (RFC 8767 §4): source ``Source/stale``, every record's TTL `ttl`.
     func stale(ttl: UInt32) -> Resolution {
         Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: ttl) },
                    cnames: cnames.map { CNAMERecord(alias: $0.alias, target: $0.target, ttl: ttl) },
-                   upstream: upstream, source: .stale, receivedAt: receivedAt)
+                   upstream: upstream, source: .stale, receivedAt: receivedAt, dnssec: dnssec)
     }
 
     /// The answer for an IP literal or for `localhost` (RFC 6761 §6.3: 127.0.0.1 and ::1), made without a

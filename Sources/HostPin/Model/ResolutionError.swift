@@ -18,6 +18,10 @@ public enum ResolutionError: Error, Sendable, Hashable, CustomStringConvertible 
     case cancelled
     /// A c-ares channel could not be set up (out of memory, no sockets); the c-ares message.
     case setupFailed(String)
+    /// DNSSEC validation (``DNSSECMode/validate``) found no trusted upstream's answer valid: the reason
+    /// from the first upstream whose answer was bogus — which RRset, which key, what was wrong
+    /// (RFC 4035 §5). Every upstream's failure is in the reason's upstream list.
+    case dnssecBogus(BogusReason, [UpstreamFailure])
 
     public var description: String {
         switch self {
@@ -33,6 +37,7 @@ public enum ResolutionError: Error, Sendable, Hashable, CustomStringConvertible 
                 + (failures.isEmpty ? "" : " (" + failures.map(\.description).joined(separator: "; ") + ")")
         case .cancelled: "the resolution was cancelled"
         case .setupFailed(let reason): "the DNS resolver could not be set up: \(reason)"
+        case .dnssecBogus(let reason, _): "DNSSEC validation failed (bogus): \(reason)"
         }
     }
 }
@@ -65,6 +70,9 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
         /// The opted-in untrusted fallback answered with addresses its ``HijackDetector`` calls hijacked
         /// (a known hijack address, a special-purpose address); the answer was not handed out.
         case hijackedAnswer([HijackReason])
+        /// Its answer failed DNSSEC validation (bogus, RFC 4035 §5): which RRset, which key, what was wrong.
+        /// The next upstream is asked; the answer is not handed out.
+        case dnssecBogus(BogusReason)
 
         public var description: String {
             switch self {
@@ -77,6 +85,7 @@ public struct UpstreamFailure: Sendable, Hashable, CustomStringConvertible {
             case .encrypted(let failure): failure.description
             case .hijackedAnswer(let reasons):
                 "its answer looks hijacked, so it was refused (" + reasons.map(\.description).joined(separator: "; ") + ")"
+            case .dnssecBogus(let reason): "DNSSEC bogus: \(reason)"
             }
         }
     }

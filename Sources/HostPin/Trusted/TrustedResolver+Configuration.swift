@@ -31,6 +31,10 @@ extension TrustedResolver {
         /// ``UpstreamFailure/Reason/hijackedAnswer(_:)`` instead. Default: every RFC 6890 block is
         /// special, no known list.
         public var untrustedFallbackDetector = HijackDetector()
+        /// How answers are validated with DNSSEC: mode, trust anchors, insecure domains. Default:
+        /// ``DNSSECConfiguration/off`` while validation is being wired through every path; it becomes
+        /// ``DNSSECMode/validate`` with the IANA root anchors (docs/ARCHITECTURE.md, "DNSSEC").
+        public var dnssec: DNSSECConfiguration = .off
 
         /// A configuration for `upstreams` with every other setting at its default.
         public init(upstreams: [Upstream]) {

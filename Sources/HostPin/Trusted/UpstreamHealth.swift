@@ -61,7 +61,9 @@ public final class UpstreamHealth: Sendable {
         /// is the untrusted fallback's, which has no health; it would be about one name's answer.)
         init(_ reason: UpstreamFailure.Reason, name: String) {
             switch reason {
-            case .servfail, .refused, .hijackedAnswer: self = .forName(name)
+            // A bogus answer is about one name's zone; an upstream that strips every signature reaches the
+            // distinct-name threshold on its own.
+            case .servfail, .refused, .hijackedAnswer, .dnssecBogus: self = .forName(name)
             case .timeout, .unreachable, .badResponse, .other, .encrypted: self = .acrossNames
             }
         }
