@@ -39,6 +39,20 @@ import Testing
         Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
         Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
         Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
+        // Proofs under NSEC3 (test., optout.test.) and wildcard NODATA.
+        Row(name: "www.unsigned.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "unsigned.test", type: "DS", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.child.optout.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "child.optout.test", type: "DS", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.optout.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "www.optout.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        // delv calls an NXDOMAIN whose next closer name an opt-out NSEC3 covers secure; HostPin, as Unbound,
+        // insecure (RFC 5155 §9.2; docs/ARCHITECTURE.md "DNSSEC validation").
+        Row(name: "nx.optout.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+        Row(name: "x.wild.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "a.b.wild.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "x.wild.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        Row(name: "x.wild.example.test", type: "TXT", verdict: .secureNODATA, reason: nil),
     ]
 
     @Test(arguments: rows)
