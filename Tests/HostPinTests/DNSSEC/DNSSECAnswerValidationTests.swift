@@ -19,6 +19,13 @@ import Testing
         Row(name: "modified.example.test", verdict: "bogus"),
         Row(name: "www.badds.example.test", verdict: "bogus"),
         Row(name: "www.expired.example.test", verdict: "bogus"),
+        // NSEC3 proofs: an unsigned delegation (the NSEC3 matching it; an opt-out span covering it) and
+        // wildcard expansions, whose no-closer-match proof is an NSEC3 covering the next closer name.
+        Row(name: "www.unsigned.test", verdict: "insecure"),
+        Row(name: "www.child.optout.test", verdict: "insecure"),
+        Row(name: "www.optout.test", verdict: "secure"),
+        Row(name: "x.wild.test", verdict: "secure"),
+        Row(name: "a.b.wild.test", verdict: "secure"),
     ]
 
     private func validation(_ name: String, lab: LabZones, anchors: TrustAnchors,
@@ -89,6 +96,53 @@ import Testing
         var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
         guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
         #expect(reason.problem == .wildcardWithoutProof)
+    }
+
+    @Test func wildcardExpansionUnderNSEC3WithoutItsProofIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("x.wild.test"))
+        let (answer, authority) = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a)
+        #expect(authority.contains { $0.type == DNSSECRecord.Kind.nsec3 })
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .wildcardWithoutProof)
+    }
+
+    @Test func unsignedChildUnderNSEC3IsInsecureThroughTheMatchingNSEC3() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.unsigned.test", lab: lab, anchors: anchors)
+        let (verdict, requests) = lab.run(&validation)
+        #expect(verdict == .insecure(why: "unsigned.test. is delegated without DS (signed NSEC3)"))
+        #expect(requests.map(\.description) == [". DNSKEY", "test. DS", "test. DNSKEY", "unsigned.test. DS"])
+    }
+
+    @Test func unsignedChildInAnOptOutSpanIsInsecure() throws {
+        let (lab, anchors) = try LabZones.current()
+        let child = try #require(WireName("child.optout.test"))
+        // No NSEC3 matches the delegation: the proof is the closest encloser's and the opt-out cover's.
+        #expect(!lab.nsec3s(in: try #require(WireName("optout.test"))).contains { $0.matches(child) })
+        var validation = try validation("www.child.optout.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&validation).verdict
+            == .insecure(why: "child.optout.test. is in an opt-out span without DS (signed NSEC3 with opt-out)"))
+    }
+
+    @Test func unsignedChildUnderNSEC3WhoseProofIsForgedIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        for name in ["unsigned.test", "child.optout.test"] {
+            let delegation = try #require(WireName(name))
+            // Each NSEC3's flags flipped after signing (opt-out set or cleared): its signature fails.
+            let forged = lab.answer(.ds(delegation)).map { record -> DNSSECRecord in
+                guard record.type == DNSSECRecord.Kind.nsec3 else { return record }
+                var copy = record
+                copy.rdata[1] ^= 1
+                return copy
+            }
+            var flipped = try validation("www." + name, lab: lab, anchors: anchors)
+            #expect(lab.run(&flipped, override: { $0 == .ds(delegation) ? forged : nil }).verdict?.kind == "bogus", "\(name)")
+            var stripped = try validation("www." + name, lab: lab, anchors: anchors)
+            let unsigned = lab.answer(.ds(delegation)).filter { $0.type != DNSSECRecord.Kind.rrsig }
+            #expect(lab.run(&stripped, override: { $0 == .ds(delegation) ? unsigned : nil }).verdict?.kind == "bogus", "\(name)")
+        }
     }
 
     @Test func answerWithoutSignaturesIsBogus() throws {

@@ -28,6 +28,18 @@ import Testing
         Row(name: "modified.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
         Row(name: "www.badds.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
         Row(name: "www.expired.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
+        Row(name: "x.wild.example.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        Row(name: "www.unsigned.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        Row(name: "unsigned.test", type: DNSSECRecord.Kind.ds, verdict: "secure"),
+        Row(name: "www.child.optout.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        Row(name: "child.optout.test", type: DNSSECRecord.Kind.ds, verdict: "insecure"),
+        Row(name: "www.optout.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "www.optout.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        // delv: secure; HostPin, as Unbound: insecure (RFC 5155 §9.2, docs/ARCHITECTURE.md).
+        Row(name: "nx.optout.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        Row(name: "x.wild.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "a.b.wild.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "x.wild.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
     ]
 
     /// One reply's sections and RCODE.
