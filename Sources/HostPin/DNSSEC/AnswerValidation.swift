@@ -151,10 +151,18 @@ package struct AnswerValidation: Sendable {
                 case .unsupported:
                     return .verdict(.bogus(BogusReason(rrset, problem: .noSupportedSignature)))
                 case .verified(let verified):
-                    if let wildcard = verified.wildcard,
-                       !WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
-                                                          authority: authority, now: now, limits: limits, budget: &budget) {
-                        return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
+                    if let wildcard = verified.wildcard {
+                        switch WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
+                                                                 authority: authority, now: now, limits: limits, budget: &budget) {
+                        case .proven: break
+                        case .iterationsAboveLimit:
+                            let why = "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof"
+                            insecurity = insecurity ?? why
+                            insecurePositions[position] = why
+                            continue
+                        case .missing:
+                            return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
+                        }
                     }
                     verifiedTTLs[position] = min(verified.ttl, keysTTL)
                     ttl = min(ttl, verified.ttl, keysTTL)

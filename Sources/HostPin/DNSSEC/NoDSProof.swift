@@ -8,7 +8,8 @@ package enum NoDSProof: Sendable, Hashable {
     /// A signed NSEC or NSEC3 at `name` without NS, or one proving `name` an empty non-terminal: no zone
     /// cut at `name`; the parent's zone goes on below it.
     case noCut
-    /// Only NSEC3 records above ``NSEC3Record/maxIterations`` iterations: not hashed, insecure (RFC 9276).
+    /// Only signed NSEC3 records above ``NSEC3Record/maxIterations`` iterations: not hashed, insecure
+    /// (RFC 9276).
     case iterationsAboveLimit
     case bogus(BogusReason)
 
@@ -76,8 +77,14 @@ package enum NoDSProof: Sendable, Hashable {
             return match.lists(DNSSECRecord.Kind.ns) ? .insecureDelegation(.nsec3) : .noCut
         }
         guard let proof = DenialProof.closestEncloserProof(of: name, nsec3s: nsec3s), zone.isAncestorOrSelf(of: proof.encloser) else {
-            if !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) { return .iterationsAboveLimit }
-            return .bogus(BogusReason(rrset: "\(name) DS", problem: .dsMissingWithoutProof))
+            guard !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) else {
+                return .bogus(BogusReason(rrset: "\(name) DS", problem: .dsMissingWithoutProof))
+            }
+            // Insecure only on the zone's own signed word: an unsigned record must not downgrade a delegation.
+            for set in sets where set.records.first.flatMap(NSEC3Record.init)?.hashAlgorithm == 1 {
+                if let reason = verify(set, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) { return .bogus(reason) }
+            }
+            return .iterationsAboveLimit
         }
         for used in [proof.encloserMatch, proof.nextCloserCover] {
             guard let set = rrset(of: used) else { return .bogus(BogusReason(rrset: "\(name) DS", problem: .dsMissingWithoutProof)) }

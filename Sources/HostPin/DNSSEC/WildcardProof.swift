@@ -9,11 +9,14 @@ package enum WildcardProof {
     ///
     /// Coverage is ``NSECRecord/covers(_:_:)``'s and ``NSEC3Record/covers(_:)``'s; HostPin adds that the
     /// record lies in the zone, and verifies its signature (ldns's denial functions verify none).
+    ///
+    /// - Returns: ``Outcome/iterationsAboveLimit`` when no record proves it and the zone's NSEC3 RRsets
+    ///   in `authority`, each verified, all exceed ``NSEC3Record/maxIterations`` (RFC 9276: insecure).
     package static func provesNoCloserMatch(name: WireName, wildcard: WireName, zone: WireName, keys: [DNSSECRecord],
                                             authority: [RRset], now: Int64, limits: ValidationLimits,
-                                            budget: inout ValidationBudget) -> Bool {
+                                            budget: inout ValidationBudget) -> Outcome {
         let encloserLabels = wildcard.labelCount - 1
-        guard encloserLabels < name.labelCount else { return false }
+        guard encloserLabels < name.labelCount else { return .missing }
         let nextCloser = name.suffix(labels: encloserLabels + 1)
         for proof in authority where proof.records.count == 1 {
             let record = proof.records[0]
@@ -26,9 +29,26 @@ package enum WildcardProof {
             }
             guard covers else { continue }
             if case .verified = SignatureCheck.verify(proof, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) {
-                return true
+                return .proven
             }
         }
-        return false
+        let nsec3s = authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.owner.parent == zone && $0.records.count == 1 }
+        guard !nsec3s.isEmpty, nsec3s.allSatisfy({ NSEC3Record($0.records[0]).map { $0.hashAlgorithm == 1 && $0.iterations > NSEC3Record.maxIterations } == true })
+        else { return .missing }
+        for set in nsec3s {
+            guard case .verified = SignatureCheck.verify(set, zone: zone, keys: keys, now: now, limits: limits, budget: &budget)
+            else { return .missing }
+        }
+        return .iterationsAboveLimit
+    }
+
+    /// What the authority section shows about a wildcard expansion.
+    package enum Outcome: Sendable, Hashable {
+        /// No closer name exists: the expansion stands.
+        case proven
+        /// Only signed NSEC3 records with too many iterations to hash: insecure.
+        case iterationsAboveLimit
+        /// No signed proof: bogus.
+        case missing
     }
 }

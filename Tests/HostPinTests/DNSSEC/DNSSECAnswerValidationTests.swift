@@ -251,6 +251,47 @@ import Testing
         return nil
     }
 
+    /// x.bad.test A expanded from *.bad.test in a zone anchored by its own key, with `proof` (NSEC3 lines
+    /// under bad.test.) in the authority section, signed unless `signed` is false.
+    private func wildcardExpansion(proof: [String], signed: Bool = true) throws -> DNSSECVerdict? {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds()
+        let star = try aRecord("*.bad.test")
+        var expanded = star
+        expanded.owner = try #require(WireName("x.bad.test"))
+        // A server writes the expansion's RRSIG under the name asked for too (RFC 4035 §3.1.3.3).
+        let answer = [expanded] + (try key.sign([star], inception: now - 3600, expiration: now + 86400)).map { signature in
+            var copy = signature
+            copy.owner = expanded.owner
+            return copy
+        }
+        var authority: [DNSSECRecord] = []
+        for line in proof {
+            let nsec3 = try #require(DNSSECRecord(presentation: line))
+            authority += [nsec3] + (signed ? try key.sign([nsec3], inception: now - 3600, expiration: now + 86400) : [])
+        }
+        let keySet = [key.dnskey] + (try key.sign([key.dnskey], inception: now - 3600, expiration: now + 86400))
+        var validation = AnswerValidation(name: expanded.owner, type: DNSSECRecord.Kind.a, answer: answer, authority: authority,
+                                          anchors: TrustAnchors(records: [key.dnskey]), now: now)
+        var step = validation.start()
+        for _ in 0..<4 {
+            guard case .fetch(let request) = step else { break }
+            step = validation.received(request, records: keySet)
+        }
+        guard case .verdict(let verdict) = step else { return nil }
+        return verdict
+    }
+
+    @Test func wildcardExpansionWhoseNSEC3ProofIsAboveTheIterationLimitIsInsecure() throws {
+        let line = "0123456789abcdefghijklmnopqrstuv.bad.test. 60 IN NSEC3 1 0 151 - 0123456789abcdefghijklmnopqrstuv A RRSIG"
+        let verdict = try wildcardExpansion(proof: [line])
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("150"))
+        // Unsigned, the same record proves nothing: bogus, never a downgrade.
+        guard case .bogus(let reason)? = try wildcardExpansion(proof: [line], signed: false) else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .wildcardWithoutProof)
+    }
+
     @Test func signatureTimesFollowTheOneHourAllowance() throws {
         let key = try TestKey(zone: "bad.test.")
         let now = nowSeconds(), day: Int64 = 86400

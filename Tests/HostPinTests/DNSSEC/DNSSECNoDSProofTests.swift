@@ -131,4 +131,12 @@ import Testing
     @Test func nsec3ProofAboveTheIterationLimitIsInsecure() throws {
         #expect(try readNSEC3(try optOutProof(flags: 1, iterations: 151)) == .iterationsAboveLimit)
     }
+
+    @Test func unsignedNSEC3AboveTheIterationLimitIsBogus() throws {
+        // Else a box on the path could make any signed delegation insecure with one made-up record.
+        guard case .bogus(let reason) = try readNSEC3(try optOutProof(flags: 1, iterations: 151), signed: false) else {
+            Issue.record("an unsigned NSEC3 made the delegation insecure"); return
+        }
+        #expect(reason.problem == .signaturesMissing)
+    }
 }
