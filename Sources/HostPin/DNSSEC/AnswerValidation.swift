@@ -13,8 +13,8 @@
 /// by asking for DS records from the anchor down. A wildcard expansion needs its signed no-closer-match
 /// proof, NSEC or NSEC3 (``WildcardProof``). A negative answer (``Claim``) has its NSEC/NSEC3 and SOA
 /// RRsets verified, then its ``DenialProof``: NXDOMAIN, NODATA and wildcard NODATA, under NSEC or NSEC3.
-/// An NSEC3 proof that stands only through an opt-out span (NXDOMAIN, or NODATA for DS) is insecure
-/// (RFC 5155 §9.2, as Unbound; delv calls such an NXDOMAIN secure).
+/// An NSEC3 proof that stands only through an opt-out span (a wildcard expansion, NXDOMAIN, wildcard
+/// NODATA, NODATA for DS) is insecure (RFC 5155 §9.2, as Unbound; delv agrees for the expansion only).
 package struct AnswerValidation: Sendable {
     /// What the driver does next.
     package enum Step: Sendable, Hashable {
@@ -152,11 +152,14 @@ package struct AnswerValidation: Sendable {
                     return .verdict(.bogus(BogusReason(rrset, problem: .noSupportedSignature)))
                 case .verified(let verified):
                     if let wildcard = verified.wildcard {
-                        switch WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
-                                                                 authority: authority, now: now, limits: limits, budget: &budget) {
+                        let proof = WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
+                                                                      authority: authority, now: now, limits: limits, budget: &budget)
+                        switch proof {
                         case .proven: break
-                        case .iterationsAboveLimit:
-                            let why = "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof"
+                        case .optOut, .iterationsAboveLimit:
+                            let why = proof == .optOut
+                                ? "\(rrset.owner) is a wildcard expansion in an NSEC3 opt-out span (RFC 5155 §9.2)"
+                                : "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof"
                             insecurity = insecurity ?? why
                             insecurePositions[position] = why
                             continue

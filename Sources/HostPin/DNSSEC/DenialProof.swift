@@ -65,7 +65,8 @@ package enum DenialProof {
     ///   is the parent's side of a delegation and proves only the DS absent (RFC 6840 §4.1), and for DS
     ///   one listing SOA is the child's apex and proves nothing;
     /// - otherwise wildcard NODATA (§8.7): the closest encloser proof for `name` and an NSEC3 matching the
-    ///   wildcard at the encloser, listing neither `type` nor CNAME;
+    ///   wildcard at the encloser, listing neither `type` nor CNAME (``NSEC3Denial/optOut`` when the next
+    ///   closer cover has the opt-out flag, as Unbound reads §9.2);
     /// - otherwise, for DS only (§8.6, RFC 6840 §4.4): the closest encloser proof whose next closer
     ///   cover has the opt-out flag: ``NSEC3Denial/optOut``.
     package static func provesNODATA(name: WireName, type: UInt16, nsec3s: [NSEC3Record]) -> NSEC3Denial? {
@@ -79,7 +80,8 @@ package enum DenialProof {
         guard let proof = closestEncloserProof(of: name, nsec3s: nsec3s) else { return nil }
         let wildcard = WireName(labels: [[UInt8(ascii: "*")]] + proof.encloser.labels)
         if let star = nsec3s.first(where: { $0.matches(wildcard) }) {
-            return !star.lists(type) && !star.lists(DNSSECRecord.Kind.cname) ? .proven : nil
+            guard !star.lists(type), !star.lists(DNSSECRecord.Kind.cname) else { return nil }
+            return proof.nextCloserCover.optOut ? .optOut : .proven
         }
         return type == ds && proof.nextCloserCover.optOut ? .optOut : nil
     }
@@ -95,7 +97,7 @@ package enum DenialProof {
     }
 
     /// The closest encloser proof (RFC 5155 §8.3): the longest ancestor of `name` an NSEC3 matches — not
-    /// a delegation's (NS without SOA: nothing below a cut is proven by the parent) — and the NSEC3
+    /// a delegation's (NS without SOA: nothing below a cut is proven by the parent), nor a DNAME's — and the NSEC3
     /// covering the next closer name (the encloser plus one label of `name`). `nil` when either is missing.
     package static func closestEncloserProof(of name: WireName, nsec3s: [NSEC3Record])
         -> (encloser: WireName, encloserMatch: NSEC3Record, nextCloserCover: NSEC3Record)? {
@@ -104,6 +106,8 @@ package enum DenialProof {
             let encloser = name.suffix(labels: encloserLabels)
             guard let match = nsec3s.first(where: { $0.matches(encloser) }) else { continue }
             if match.lists(DNSSECRecord.Kind.ns), !match.lists(DNSSECRecord.Kind.soa) { return nil }
+            // Names below a DNAME are redirected, never denied (RFC 6672 §3.2, RFC 5155 §8.3).
+            if match.lists(DNSSECRecord.Kind.dname) { return nil }
             let nextCloser = name.suffix(labels: encloserLabels + 1)
             guard let cover = nsec3s.first(where: { $0.covers(nextCloser) }) else { return nil }
             return (encloser, match, cover)

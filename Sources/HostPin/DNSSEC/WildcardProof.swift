@@ -10,7 +10,8 @@ package enum WildcardProof {
     /// Coverage is ``NSECRecord/covers(_:_:)``'s and ``NSEC3Record/covers(_:)``'s; HostPin adds that the
     /// record lies in the zone, and verifies its signature (ldns's denial functions verify none).
     ///
-    /// - Returns: ``Outcome/iterationsAboveLimit`` when no record proves it and the zone's NSEC3 RRsets
+    /// - Returns: ``Outcome/optOut`` when the NSEC3 cover has the opt-out flag;
+    ///   ``Outcome/iterationsAboveLimit`` when no record proves it and the zone's NSEC3 RRsets
     ///   in `authority`, each verified, all exceed ``NSEC3Record/maxIterations`` (RFC 9276: insecure).
     package static func provesNoCloserMatch(name: WireName, wildcard: WireName, zone: WireName, keys: [DNSSECRecord],
                                             authority: [RRset], now: Int64, limits: ValidationLimits,
@@ -29,7 +30,9 @@ package enum WildcardProof {
             }
             guard covers else { continue }
             if case .verified = SignatureCheck.verify(proof, zone: zone, keys: keys, now: now, limits: limits, budget: &budget) {
-                return .proven
+                // An opt-out cover leaves room for an unsigned delegation at the next closer name, which
+                // would make the expansion wrong (RFC 5155 §9.2; Unbound and delv both say insecure).
+                return proof.type == DNSSECRecord.Kind.nsec3 && NSEC3Record(record)?.optOut == true ? .optOut : .proven
             }
         }
         let nsec3s = authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.owner.parent == zone && $0.records.count == 1 }
@@ -46,6 +49,8 @@ package enum WildcardProof {
     package enum Outcome: Sendable, Hashable {
         /// No closer name exists: the expansion stands.
         case proven
+        /// The next closer name's NSEC3 cover has the opt-out flag: insecure.
+        case optOut
         /// Only signed NSEC3 records with too many iterations to hash: insecure.
         case iterationsAboveLimit
         /// No signed proof: bogus.

@@ -26,6 +26,8 @@ import Testing
         Row(name: "www.optout.test", verdict: "secure"),
         Row(name: "x.wild.test", verdict: "secure"),
         Row(name: "a.b.wild.test", verdict: "secure"),
+        // An expansion whose next closer name an opt-out NSEC3 covers: insecure (RFC 5155 §9.2, delv agrees).
+        Row(name: "x.wild.optout.test", verdict: "insecure"),
     ]
 
     private func validation(_ name: String, lab: LabZones, anchors: TrustAnchors,

@@ -13,7 +13,7 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
 }
 
 /// NXDOMAIN and NODATA under NSEC, fed from the signed lab's zone files: verdicts equal delv's for the
-/// NSEC rows of zones/signed/README.md (the NSEC3 rows, nx.test and www.test TXT, wait for NSEC3).
+/// NSEC rows of zones/signed/README.md, wildcard NODATA included (the NSEC3 rows: ``DNSSECNSEC3Tests``).
 @Suite struct DNSSECDenialTests {
     @Test func nxdomainUnderNSECIsSecure() throws {
         #expect(try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "secure")
@@ -87,7 +87,8 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
     }
 }
 
-/// NODATA under NSEC3, and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
+/// NXDOMAIN, NODATA and wildcard NODATA under NSEC3, opt-out spans (insecure, RFC 5155 §9.2; delv says
+/// secure for nx.optout.test), and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
 @Suite struct DNSSECNSEC3Tests {
     @Test func nodataUnderNSEC3IsSecure() throws {
         #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
@@ -128,6 +129,13 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
     @Test func nodataForTheDSOfADelegationInAnOptOutSpanIsInsecure() throws {
         // RFC 5155 §8.6: no NSEC3 matches; the next closer's cover has opt-out.
         let verdict = try labDenialVerdict("child.optout.test", type: DNSSECRecord.Kind.ds, claim: .nodata)
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("opt-out"))
+    }
+
+    @Test func wildcardNODATAWhoseNextCloserIsInAnOptOutSpanIsInsecure() throws {
+        // RFC 5155 §9.2 again (Unbound: "matching wildcard is in optout range, insecure").
+        let verdict = try labDenialVerdict("x.wild.optout.test", type: DNSSECRecord.Kind.txt, claim: .nodata)
         guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
         #expect(why.contains("opt-out"))
     }
