@@ -35,10 +35,6 @@ import Testing
         Row(name: "nx.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
         Row(name: "www.example.test", type: "TXT", verdict: .secureNODATA, reason: nil),
         Row(name: "www.test", type: "TXT", verdict: .secureNODATA, reason: nil),
-        Row(name: "www.unsigned.example.test", type: "A", verdict: .insecure, reason: nil),
-        Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
-        Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
-        Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
         // Proofs under NSEC3 (test., optout.test.) and wildcard NODATA.
         Row(name: "www.unsigned.test", type: "A", verdict: .insecure, reason: nil),
         Row(name: "unsigned.test", type: "DS", verdict: .secureNODATA, reason: nil),
@@ -57,6 +53,10 @@ import Testing
         // An expansion in an opt-out span is insecure for delv too; its wildcard NODATA secure (HostPin: insecure).
         Row(name: "x.wild.optout.test", type: "A", verdict: .insecure, reason: nil),
         Row(name: "x.wild.optout.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.unsigned.example.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
+        Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
+        Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
     ]
 
     @Test(arguments: rows)
