@@ -2,10 +2,11 @@
 /// that the next closer name below the wildcard's closest encloser (and, for NSEC, the name asked for)
 /// does not exist, so the wildcard was rightly expanded.
 package enum WildcardProof {
-    /// Whether one of `authority`'s NSEC RRsets covers both `name` and the next closer name of the
-    /// expansion of `wildcard` (`*.` plus the closest encloser), or one of its NSEC3 RRsets covers the next
-    /// closer name's hash (hashed with that record's own parameters; another hash algorithm or more than
-    /// ``NSEC3Record/maxIterations`` iterations never covers), verified with the zone's `keys`.
+    /// What `authority` proves of the expansion of `wildcard` (`*.` plus the closest encloser) into
+    /// `name`: proven when one of its NSEC RRsets covers both `name` and the next closer name, or one of
+    /// its NSEC3 RRsets covers the next closer name's hash (hashed with that record's own parameters;
+    /// another hash algorithm or more than ``NSEC3Record/maxIterations`` iterations never covers),
+    /// verified with the zone's `keys`.
     ///
     /// Coverage is ``NSECRecord/covers(_:_:)``'s and ``NSEC3Record/covers(_:)``'s; HostPin adds that the
     /// record lies in the zone, and verifies its signature (ldns's denial functions verify none).
@@ -36,8 +37,10 @@ package enum WildcardProof {
             }
         }
         let nsec3s = authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.owner.parent == zone && $0.records.count == 1 }
-        guard !nsec3s.isEmpty, nsec3s.allSatisfy({ NSEC3Record($0.records[0]).map { $0.hashAlgorithm == 1 && $0.iterations > NSEC3Record.maxIterations } == true })
-        else { return .missing }
+        let tooManyIterations = { (set: RRset) in
+            NSEC3Record(set.records[0]).map { $0.hashAlgorithm == 1 && $0.iterations > NSEC3Record.maxIterations } == true
+        }
+        guard !nsec3s.isEmpty, nsec3s.allSatisfy(tooManyIterations) else { return .missing }
         for set in nsec3s {
             guard case .verified = SignatureCheck.verify(set, zone: zone, keys: keys, now: now, limits: limits, budget: &budget)
             else { return .missing }

@@ -87,8 +87,8 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
     }
 }
 
-/// NXDOMAIN, NODATA and wildcard NODATA under NSEC3, opt-out spans (insecure, RFC 5155 §9.2; delv says
-/// secure for nx.optout.test), and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
+/// NXDOMAIN, NODATA and wildcard NODATA under NSEC3, denials through opt-out spans (insecure, RFC 5155
+/// §9.2, where delv says secure), and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
 @Suite struct DNSSECNSEC3Tests {
     @Test func nodataUnderNSEC3IsSecure() throws {
         #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")

@@ -123,7 +123,9 @@ import Testing
 
     @Test func unsignedNSEC3ProofIsBogus() throws {
         let child = try hash("child.bad.test.")
-        guard case .bogus(let reason) = try readNSEC3(["\(child) 0 0 \(child) NS"], signed: false) else { Issue.record("unsigned NSEC3 taken"); return }
+        guard case .bogus(let reason) = try readNSEC3(["\(child) 0 0 \(child) NS"], signed: false) else {
+            Issue.record("unsigned NSEC3 taken"); return
+        }
         #expect(reason.problem == .signaturesMissing)
         guard case .bogus = try readNSEC3(try optOutProof(flags: 1), signed: false) else { Issue.record("unsigned opt-out taken"); return }
     }
