@@ -147,6 +147,26 @@ import Testing
         }
     }
 
+    @Test func randomBytesInTheNSEC3OfADSProofAreBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        for name in ["unsigned.test", "child.optout.test"] {
+            let delegation = try #require(WireName(name))
+            for _ in 0..<20 {
+                var validation = try validation("www." + name, lab: lab, anchors: anchors)
+                let (verdict, _) = lab.run(&validation) { asked in
+                    guard asked == .ds(delegation) else { return nil }
+                    return lab.answer(asked).map { record in
+                        guard record.type == DNSSECRecord.Kind.nsec3 else { return record }
+                        var copy = record
+                        copy.rdata = [1] + (0..<Int.random(in: 0...60)).map { _ in UInt8.random(in: 0...255) }
+                        return copy
+                    }
+                }
+                #expect(verdict?.kind == "bogus", "\(name): \(String(describing: verdict))")
+            }
+        }
+    }
+
     @Test func answerWithoutSignaturesIsBogus() throws {
         let (lab, anchors) = try LabZones.current()
         let owner = try #require(WireName("www.example.test"))
