@@ -108,14 +108,18 @@ struct CacheShard {
         let upstream: Upstream?
         /// The name's text, when it is too long for ``Node/name``.
         let longName: String?
+        /// A positive answer's DNSSEC status, when it was validated (``Resolution/dnssec``); a negative
+        /// one keeps its own in ``negative``.
+        let dnssec: DNSSECStatus?
 
         init(more: [ResolvedAddress], cnames: [CNAMERecord], negative: NegativeAnswer?, upstream: Upstream?,
-             longName: String?) {
+             longName: String?, dnssec: DNSSECStatus? = nil) {
             self.more = more
             self.cnames = cnames
             self.negative = negative
             self.upstream = upstream
             self.longName = longName
+            self.dnssec = dnssec
         }
     }
 
@@ -418,9 +422,11 @@ struct CacheShard {
             let index = resolution.upstream.flatMap { number($0) }
             if let index { node.upstream = index }
             let more = Array(resolution.addresses.dropFirst())
-            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil {
+            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil
+                || resolution.dnssec != nil {
                 node.rare = Rare(more: more, cnames: resolution.cnames, negative: nil,
-                                 upstream: index == nil ? resolution.upstream : nil, longName: longName)
+                                 upstream: index == nil ? resolution.upstream : nil, longName: longName,
+                                 dnssec: resolution.dnssec)
             }
         case .negative(let negative):
             node.receivedAt = negative.receivedAt.timeIntervalSinceReferenceDate
@@ -483,7 +489,7 @@ struct CacheShard {
                                   receivedAt: receivedAt)
             }
             return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
-                              source: .cache, receivedAt: receivedAt)
+                              source: .cache, receivedAt: receivedAt, dnssec: rare.dnssec)
         }
     }
 
