@@ -89,7 +89,7 @@ import Testing
         #expect(!resolution.addresses.isEmpty)
     }
 
-    @Test func secureTTLIsCappedAndBothFamiliesAreValidated() async throws {
+    @Test func bothFamiliesAreValidatedTogether() async throws {
         let resolver = try resolver([signed])
         let outcome = try await resolver.resolveDetailed(try HostName.parse("www.example.test"), family: .any)
         guard case .addresses(let resolution) = outcome.answer else {
@@ -167,6 +167,22 @@ import Testing
         let queries = relay.queries.compactMap(SentDNSSECQuery.init)
         #expect(queries.map(\.description) == ["modified.example.test. A"])
         #expect(queries.allSatisfy { !$0.dnssecOK && !$0.checkingDisabled })
+    }
+
+    @Test func aForwardedReplyIsAskedWithDOAndCDAndKeepsItsProof() async throws {
+        let relay = try DelayingRelay(target: signed, delay: .zero)
+        defer { relay.stop() }
+        let question = try #require(ForwardedQuestion(name: "www.example.test", type: 16))
+        let answer = try await resolver([relay.address]).forwardValidated(question)
+        #expect(answer.dnssec == .secure)
+        #expect(answer.secureTTL != nil)
+        let queries = relay.queries.compactMap(SentDNSSECQuery.init)
+        #expect(queries.first?.description == "www.example.test. TXT")
+        #expect(queries.allSatisfy { $0.dnssecOK && $0.checkingDisabled }, "\(queries)")
+        // The NODATA proof a DO client behind the stub needs: the NSEC and its RRSIG, the SOA's RRSIG.
+        let reply = try #require(DNSReply(wire: answer.reply, readingDNSSEC: true))
+        let types = Set(reply.signedAuthority.map(\.type))
+        #expect(types.isSuperset(of: [DNSSECRecord.Kind.nsec, DNSSECRecord.Kind.rrsig, DNSSECRecord.Kind.soa]), "\(types)")
     }
 
     @Test func aForwardedBogusReplyFails() async throws {
