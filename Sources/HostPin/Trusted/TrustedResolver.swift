@@ -118,7 +118,10 @@ public final class TrustedResolver: HostResolver {
     ///   in the order asked (``UpstreamFailure/Reason/badResponse`` for a malformed reply,
     ///   ``UpstreamFailure/Reason/encrypted(_:)`` for a DoH or DoT failure),
     ///   ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
-    ///   (listing the failures so far, the upstream still being asked as a timeout), and
+    ///   (listing the failures so far, the upstream still being asked as a timeout),
+    ///   ``ResolutionError/dnssecBogus(_:_:)`` when DNSSEC validation is on (``Configuration/dnssec``, in
+    ///   ``DNSSECMode/validate`` mode), no upstream gave a valid answer and at least one gave a bogus one
+    ///   (RFC 4035 §5; the answer's ``Resolution/dnssec`` says what validation found otherwise), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await resolveDetailed(name, family: family).get()
