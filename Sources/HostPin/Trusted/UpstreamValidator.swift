@@ -110,17 +110,26 @@ final class UpstreamValidator: Sendable {
                                           claim: reply.claim, anchors: anchors, knownKeys: known,
                                           now: Int64(Date().timeIntervalSince1970), limits: limits)
         let step = validation.start()
-        drive(validation, step: step, question: (name, reply.type), fetchFailed: false, deadline: deadline,
-              completion: completion)
+        let signed = (reply.answer + reply.authority).contains { $0.type == DNSSECRecord.Kind.rrsig }
+        drive(validation, step: step, question: (name, reply.type), signed: signed, fetchFailed: false,
+              deadline: deadline, completion: completion)
     }
 
     /// Takes `step`: a verdict ends the validation (the caches keep what it settled), a fetch sends the
-    /// chain query and takes the next step from its reply's callback.
+    /// chain query and takes the next step from its reply's callback. `signed`: the reply held an RRSIG.
     private func drive(_ validation: AnswerValidation, step: AnswerValidation.Step, question: (WireName, UInt16),
-                       fetchFailed: Bool, deadline: ResolutionDeadline?,
+                       signed: Bool, fetchFailed: Bool, deadline: ResolutionDeadline?,
                        completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
         switch step {
-        case .verdict(let verdict):
+        case .verdict(var verdict):
+            if case .bogus(let reason) = verdict, reason.problem != .signaturesMissing, !signed {
+                // A reply under an anchor without a single RRSIG, whose chain then broke too (the walk for a
+                // proof of an unsigned delegation asked the same upstream, which failed or stripped that as
+                // well — the lab's dnsmasq hijacker fails `. DNSKEY`): named for what was wrong with the
+                // answer itself and its likely cause, as the machine names an RRset without RRSIGs in a
+                // signed zone.
+                verdict = .bogus(BogusReason(rrset: "\(question.0) \(RRset.typeName(question.1))", problem: .signaturesMissing))
+            }
             settle(validation, verdict, question: question, fetchFailed: fetchFailed)
             completion(verdict)
         case .fetch(let request):
@@ -134,7 +143,7 @@ final class UpstreamValidator: Sendable {
                 // RRset is missing, so the answer is bogus — never taken unvalidated.
                 case .failed: next = validation.received(request, records: [])
                 }
-                drive(validation, step: next, question: question, fetchFailed: fetchFailed || fetched == .failed,
+                drive(validation, step: next, question: question, signed: signed, fetchFailed: fetchFailed || fetched == .failed,
                       deadline: deadline, completion: completion)
             }
         }

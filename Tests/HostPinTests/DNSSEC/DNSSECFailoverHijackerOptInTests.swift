@@ -1,0 +1,46 @@
+@testable import HostPin
+import HostPinTestSupport
+import Testing
+
+/// The lab's hijacker (dnsmasq: example.test → 127.0.0.66, no signatures) first in the list of a
+/// validating resolver: its answer is bogus (the signed zone's RRSIGs are missing) and the signed lab NSD
+/// after it answers, secure. Opted in to asking the hijacker (scripts/test runs it last).
+@Suite struct DNSSECFailoverHijackerOptInTests {
+    let lab: Lab
+    let signed: Upstream
+    let anchors: TrustAnchors
+
+    init() throws {
+        lab = try Lab.current()
+        signed = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
+        anchors = try TrustAnchors.load(path: try #require(lab.trustAnchor))
+    }
+
+    func resolver(_ upstreams: [Upstream]) throws -> TrustedResolver {
+        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
+        configuration.dnssec = DNSSECConfiguration(mode: .validate, trustAnchors: anchors)
+        return try TrustedResolver(configuration: configuration)
+    }
+
+    @Test func aHijackerWithoutSignaturesIsBogusAndTheNextUpstreamAnswersSecure() async throws {
+        let name = try HostName.parse("www.example.test")
+        let alone = try resolver([lab.hijackDNS])
+        do {
+            let forged = try await alone.resolve(name, family: .v4)
+            Issue.record("the hijacker's answer was taken: \(forged.ipAddresses), \(String(describing: forged.dnssec))")
+        } catch .dnssecBogus(let reason, let failures) {
+            #expect(failures == [UpstreamFailure(upstream: lab.hijackDNS, reason: .dnssecBogus(reason))])
+            #expect(reason.rrset == "www.example.test. A", "\(reason)")
+            #expect(reason.problem == .signaturesMissing, "\(reason)")
+            #expect(reason.description.contains("does the upstream ignore the DO bit?"))
+        } catch {
+            Issue.record("\(error)")
+        }
+        let resolver = try resolver([lab.hijackDNS, signed])
+        let resolution = try await resolver.resolve(name, family: .v4)
+        #expect(resolution.ipAddresses == [IPAddress("127.0.0.10")!])
+        #expect(resolution.dnssec == .secure)
+        #expect(resolution.upstream == signed)
+        #expect(resolver.metrics.snapshot(of: lab.hijackDNS)?.failures[.bogus] == 1)
+    }
+}
