@@ -111,14 +111,14 @@ final class UpstreamValidator: Sendable {
                                           now: Int64(Date().timeIntervalSince1970), limits: limits)
         let step = validation.start()
         let signed = (reply.answer + reply.authority).contains { $0.type == DNSSECRecord.Kind.rrsig }
-        drive(validation, step: step, question: (name, reply.type), signed: signed, fetchFailed: false,
-              deadline: deadline, completion: completion)
+        drive(validation, step: step, question: (name, reply.type), signed: signed, deadline: deadline,
+              completion: completion)
     }
 
     /// Takes `step`: a verdict ends the validation (the caches keep what it settled), a fetch sends the
     /// chain query and takes the next step from its reply's callback. `signed`: the reply held an RRSIG.
     private func drive(_ validation: AnswerValidation, step: AnswerValidation.Step, question: (WireName, UInt16),
-                       signed: Bool, fetchFailed: Bool, deadline: ResolutionDeadline?,
+                       signed: Bool, deadline: ResolutionDeadline?,
                        completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
         switch step {
         case .verdict(var verdict):
@@ -130,7 +130,7 @@ final class UpstreamValidator: Sendable {
                 // signed zone.
                 verdict = .bogus(BogusReason(rrset: "\(question.0) \(RRset.typeName(question.1))", problem: .signaturesMissing))
             }
-            settle(validation, verdict, question: question, fetchFailed: fetchFailed)
+            settle(validation, verdict, question: question)
             completion(verdict)
         case .fetch(let request):
             fetch(request, deadline: deadline) { [self] fetched in
@@ -143,29 +143,28 @@ final class UpstreamValidator: Sendable {
                 // RRset is missing, so the answer is bogus — never taken unvalidated.
                 case .failed: next = validation.received(request, records: [])
                 }
-                drive(validation, step: next, question: question, signed: signed, fetchFailed: fetchFailed || fetched == .failed,
-                      deadline: deadline, completion: completion)
+                drive(validation, step: next, question: question, signed: signed, deadline: deadline,
+                      completion: completion)
             }
         }
     }
 
-    /// Keeps what a finished validation settled: every key set it validated; a bogus verdict for its
-    /// question. After a chain query failed, only secure key sets are kept and the verdict is not: a
-    /// timeout is no proof that the zone is broken.
-    private func settle(_ validation: AnswerValidation, _ verdict: DNSSECVerdict, question: (WireName, UInt16),
-                        fetchFailed: Bool) {
+    /// Keeps what a finished validation settled: every key set it validated, and a bogus verdict for its
+    /// question. As Unbound does, a chain query that failed (its tries ran out, SERVFAIL) leaves a bad-key
+    /// entry and the bogus verdict for 60 s too: a flood of names through an upstream that cannot give the
+    /// chain then fails over at once, rather than each waiting for that upstream's tries. (A query cut by
+    /// the resolution's deadline settles nothing: the validation ends without a verdict.)
+    private func settle(_ validation: AnswerValidation, _ verdict: DNSSECVerdict, question: (WireName, UInt16)) {
         checks.add(validation.checksSpent, ordering: .relaxed)
         let now = cacheNow
-        var settled = validation.validatedKeys
-        if fetchFailed { settled = settled.filter { if case .secure = $0.value { true } else { false } } }
-        if !settled.isEmpty { keyCache.withLock { $0.store(settled, at: now) } }
-        if case .bogus(let reason) = verdict, !fetchFailed {
+        if !validation.validatedKeys.isEmpty { keyCache.withLock { $0.store(validation.validatedKeys, at: now) } }
+        if case .bogus(let reason) = verdict {
             bogusCache.withLock { $0.store(reason, for: question.0, type: question.1, at: now) }
         }
     }
 
     /// What one chain query brought.
-    private enum Fetched: Sendable, Equatable {
+    private enum Fetched: Sendable {
         /// The reply's answer and authority sections (a DS query's NSEC proof is in the authority).
         case records([DNSSECRecord])
         case failed

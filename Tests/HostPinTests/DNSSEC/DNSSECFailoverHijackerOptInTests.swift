@@ -43,4 +43,18 @@ import Testing
         #expect(resolution.upstream == signed)
         #expect(resolver.metrics.snapshot(of: lab.hijackDNS)?.failures[.bogus] == 1)
     }
+
+    /// The hijacker's bogus answer is kept 60 s for that upstream: asked again, its answer is not
+    /// validated again (no chain query goes to it), and the next upstream still answers.
+    @Test func aBogusAnswerIsNotValidatedAgainAndTheNextUpstreamIsStillAsked() async throws {
+        let resolver = try resolver([lab.hijackDNS, signed])
+        let name = try HostName.parse("www.example.test")
+        for _ in 1...3 {
+            let resolution = try await resolver.resolve(name, family: .v4)
+            #expect(resolution.upstream == signed)
+            #expect(resolution.dnssec == .secure)
+        }
+        #expect(resolver.validators[0].chainQueriesSent == 1)
+        #expect(resolver.metrics.snapshot(of: lab.hijackDNS)?.failures[.bogus] == 3)
+    }
 }
