@@ -184,6 +184,24 @@ import Testing
             + "warm \(warmTime / rounds), off \(offTime / rounds)")
     }
 
+    /// The chain queries run within the resolution's budget: six round trips of 60 ms (the answer, then
+    /// five DNSKEY and DS queries) do not fit in 200 ms, and the resolution ends as a timeout, not bogus.
+    @Test func chainQueriesRunWithinTheResolutionsBudget() async throws {
+        let relay = try DelayingRelay(target: signed, delay: .milliseconds(60))
+        defer { relay.stop() }
+        var configuration = TrustedResolver.Configuration(upstreams: [relay.address])
+        configuration.budget = .milliseconds(200)
+        configuration.dnssec = DNSSECConfiguration(mode: .validate, trustAnchors: anchors)
+        let resolver = try TrustedResolver(configuration: configuration)
+        await #expect {
+            try await resolver.resolve(try HostName.parse("www.example.test"), family: .v4)
+        } throws: { error in
+            guard case .timeout = error as? ResolutionError else { return false }
+            return true
+        }
+        #expect(resolver.validators[0].chainQueriesSent < 5)
+    }
+
     @Test func aNameUnderAnInsecureDomainIsNotValidated() async throws {
         let resolver = try resolver([signed], insecure: [try HostName.parse("example.test")])
         let resolution = try await resolver.resolve(try HostName.parse("modified.example.test"), family: .v4)
