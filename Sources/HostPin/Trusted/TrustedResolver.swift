@@ -12,7 +12,9 @@ import Foundation
 /// upstream that fails (TLS, HTTP status, timeout, …) is failed over like any other, to the next upstream
 /// in the list: plain DNS is used only when it is listed. Servers are never taken from the system
 /// configuration, and `/etc/hosts` is never consulted. IP literals and `localhost` are answered without a
-/// query. No caching: put a ``CachingResolver`` in front.
+/// query. With ``Configuration/dnssec`` on, every answer is validated with DNSSEC (RFC 4033–4035) through
+/// a chain built from the same upstream (``UpstreamValidator``); a bogus one fails that upstream over.
+/// No caching: put a ``CachingResolver`` in front.
 public final class TrustedResolver: HostResolver {
     /// The configuration the resolver was created with.
     public let configuration: Configuration
