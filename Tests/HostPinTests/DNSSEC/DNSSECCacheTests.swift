@@ -38,6 +38,13 @@ import Testing
             == .negative(try nx(.insecure).from(.negativeCache)))
     }
 
+    @Test func aReportModeBogusAnswerKeepsItsReasonInTheCache() throws {
+        let cache = ResolutionCache(clock: ManualClock())
+        let bogus = DNSSECStatus.bogus(BogusReason(rrset: "modified.example.test. A", problem: .signatureInvalid("test")))
+        cache.store(try resolution("modified.example.test", bogus), family: .v4)
+        #expect(cache.lookup(try HostName.parse("modified.example.test"), family: .v4)?.dnssec == bogus)
+    }
+
     @Test func theCacheFileKeepsTheStatusAndLeavesBogusEntriesOut() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-dnssec-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

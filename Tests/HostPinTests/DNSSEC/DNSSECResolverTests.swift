@@ -202,6 +202,31 @@ import Testing
         #expect(resolver.validators[0].chainQueriesSent < 5)
     }
 
+    /// Many validations at once through one upstream share its caches without a lock held across a
+    /// query: every one ends with its row's verdict.
+    @Test func concurrentValidationsEachGetTheirVerdict() async throws {
+        let resolver = try resolver([signed])
+        let rows = SignedLabTests.rows.filter { $0.type == "A" }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                for row in rows {
+                    group.addTask {
+                        let (status, _, bogus) = try await Self.status(of: row, by: resolver)
+                        switch row.verdict {
+                        case .secure, .secureNXDOMAIN, .secureNODATA: return status == .secure
+                        case .insecure: return status == .insecure
+                        case .bogus: return bogus != nil
+                        }
+                    }
+                }
+            }
+            var results: [Bool] = []
+            for try await result in group { results.append(result) }
+            #expect(results.count == rows.count * 4)
+            #expect(results.allSatisfy { $0 })
+        }
+    }
+
     @Test func aNameUnderAnInsecureDomainIsNotValidated() async throws {
         let resolver = try resolver([signed], insecure: [try HostName.parse("example.test")])
         let resolution = try await resolver.resolve(try HostName.parse("modified.example.test"), family: .v4)
