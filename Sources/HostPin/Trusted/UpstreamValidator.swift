@@ -98,7 +98,7 @@ final class UpstreamValidator: Sendable {
 
     /// Validates one reply: the bogus cache first, then the machine seeded with the key cache's entries.
     private func validateOne(_ reply: SignedReply, name: WireName, deadline: ResolutionDeadline?,
-                          completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
+                             completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
         let now = cacheNow
         if let reason = bogusCache.withLock({ $0.reason(for: name, type: reply.type, at: now) }) {
             return completion(.bogus(reason))
