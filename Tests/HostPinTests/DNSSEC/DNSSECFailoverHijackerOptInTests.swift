@@ -6,21 +6,14 @@ import Testing
 /// validating resolver: its answer is bogus (the signed zone's RRSIGs are missing) and the signed lab NSD
 /// after it answers, secure. Opted in to asking the hijacker (scripts/test runs it last).
 @Suite struct DNSSECFailoverHijackerOptInTests {
-    let lab: Lab
-    let signed: Upstream
-    let anchors: TrustAnchors
+    /// The signed lab and its validating resolvers, as ``DNSSECResolverTests`` has them.
+    let base: DNSSECResolverTests
+    var lab: Lab { base.lab }
+    var signed: Upstream { base.signed }
 
-    init() throws {
-        lab = try Lab.current()
-        signed = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
-        anchors = try TrustAnchors.load(path: try #require(lab.trustAnchor))
-    }
+    init() throws { base = try DNSSECResolverTests() }
 
-    func resolver(_ upstreams: [Upstream]) throws -> TrustedResolver {
-        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
-        configuration.dnssec = DNSSECConfiguration(mode: .validate, trustAnchors: anchors)
-        return try TrustedResolver(configuration: configuration)
-    }
+    func resolver(_ upstreams: [Upstream]) throws -> TrustedResolver { try base.resolver(upstreams) }
 
     @Test func aHijackerWithoutSignaturesIsBogusAndTheNextUpstreamAnswersSecure() async throws {
         let name = try HostName.parse("www.example.test")
