@@ -49,6 +49,7 @@ struct ProxyCommand: ServiceCommand {
                                       'hostpin lookup --help').
           --pin NAME=sha256//BASE64   Accept NAME's certificate only with this public key; repeatable.
           --ca-file FILE              Also trust the CA certificates in FILE (PEM) for DoH and DoT.
+        \(DNSSECOptions.helpLines(width: 28))
           --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default: IPv6 first, IPv4
                                       after 250 ms without a connection, RFC 8305).
           --timeout SECONDS           How long an origin may take to accept a connection and begin its

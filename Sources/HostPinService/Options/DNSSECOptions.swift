@@ -48,8 +48,8 @@ package struct DNSSECOptions: Sendable, Equatable {
     /// - Throws: ``UsageError/invalidValue(option:reason:)`` for a `--dnssec` other than validate, report
     ///   or off, an `--insecure-domain` that is no valid domain name, or a `--trust-anchor` file that
     ///   cannot be used (the ``TrustAnchorError`` sentence: the file, the line);
-    ///   ``UsageError/emptyEnvironment(variable:)`` or ``UsageError/invalidEnvironment(variable:reason:)``
-    ///   for a `HOSTPIN_TRUST_ANCHOR` set but blank or naming a file that cannot be used.
+    ///   ``UsageError/invalidEnvironment(variable:reason:)`` for a `HOSTPIN_TRUST_ANCHOR` set but blank or
+    ///   naming a file that cannot be used.
     package init(parsing parser: inout OptionParser,
                  environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
         let mode = try parser.values("--dnssec", Self.parseMode).last ?? Self.defaultMode
@@ -76,7 +76,8 @@ package struct DNSSECOptions: Sendable, Equatable {
             // Set but blank names no file: falling back to the built-in anchors would validate against
             // keys the user meant to replace.
             guard !file.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw .emptyEnvironment(variable: Self.environmentVariable)
+                throw .invalidEnvironment(variable: Self.environmentVariable, reason: "it is set but names no file; "
+                                          + "unset it for the built-in IANA root anchors, or name a trust-anchor file")
             }
             do throws(TrustAnchorError) {
                 anchors = try TrustAnchors.load(path: file)
@@ -117,20 +118,34 @@ package struct DNSSECOptions: Sendable, Equatable {
         return name
     }
 
-    /// The help lines for these options.
-    package static let helpLines = """
-          --dnssec validate|report|off
-                               Check answers' DNSSEC signatures (RFC 4033-4035): validate (a bogus
-                               answer is never used: the next upstream is asked, else exit 3),
-                               report (validate and mark, use a bogus answer anyway) or off
-                               (default \(defaultMode.rawValue)).
-          --trust-anchor FILE  Start chains of trust from the DS or DNSKEY lines of FILE (as Debian's
-                               dns-root-data writes them) instead of the built-in IANA root keys
-                               (key tags 20326, 38696); repeatable. Without one,
-                               \(environmentVariable)=FILE. A file that cannot be read or holds no
-                               DS/DNSKEY line is a usage error (2), never validation off.
-          --insecure-domain NAME
-                               Do not validate NAME and the names below it: their answers are
-                               insecure (a negative trust anchor, RFC 7646); repeatable.
-        """
+    /// The help lines for these options, the option column `width` wide (an option wider than that on a
+    /// line of its own).
+    package static func helpLines(width: Int) -> String {
+        let entries: [(option: String, text: [String])] = [
+            ("--dnssec validate|report|off", [
+                "Check answers' DNSSEC signatures (RFC 4033-4035): validate (a bogus",
+                "answer is never used: the next upstream is asked, else exit 3),",
+                "report (validate and mark, use a bogus answer anyway) or off",
+                "(default \(defaultMode.rawValue)).",
+            ]),
+            ("--trust-anchor FILE", [
+                "Start chains of trust from the DS or DNSKEY lines of FILE (as Debian's",
+                "dns-root-data writes them) instead of the built-in IANA root keys",
+                "(key tags 20326, 38696); repeatable. Without one,",
+                "\(environmentVariable)=FILE. A file that cannot be read or holds no",
+                "DS/DNSKEY line is a usage error (2), never validation off.",
+            ]),
+            ("--insecure-domain NAME", [
+                "Do not validate NAME and the names below it: their answers are",
+                "insecure (a negative trust anchor, RFC 7646); repeatable.",
+            ]),
+        ]
+        let indent = String(repeating: " ", count: width + 2)
+        return entries.map { entry in
+            let first = entry.option.count < width
+                ? "  " + entry.option.padding(toLength: width, withPad: " ", startingAt: 0) + entry.text[0]
+                : "  " + entry.option + "\n" + indent + entry.text[0]
+            return ([first] + entry.text.dropFirst().map { indent + $0 }).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
 }

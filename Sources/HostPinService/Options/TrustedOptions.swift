@@ -160,6 +160,6 @@ package struct TrustedOptions: Sendable {
                                A file without a PEM certificate is a usage error (2; fetch: 77).
           --family 4|6|any     Ask for A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS    Total time for one name, fractions allowed (default 5).
-        \(DNSSECOptions.helpLines)
+        \(DNSSECOptions.helpLines(width: 21))
         """
 }
