@@ -100,8 +100,7 @@ import Testing
     }
 
     @Test func environmentAnchorIsUsedWithoutAFlag() async throws {
-        let result = try await lookup(["www.example.test"], anchored: false,
-                                      environment: ["HOSTPIN_TRUST_ANCHOR": anchor])
+        let result = try await lookup(["www.example.test"], environment: ["HOSTPIN_TRUST_ANCHOR": anchor], anchored: false)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput.hasSuffix("; secure\n"))
     }
