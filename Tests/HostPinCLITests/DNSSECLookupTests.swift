@@ -133,6 +133,29 @@ import Testing
                 "\(result.standardError)")
     }
 
+    /// `serve` validating: a bogus name is SERVFAIL, and the metrics count one verdict per answer received
+    /// (the cache hit is not counted again).
+    @Test func serveCountsEachVerdictOnce() async throws {
+        let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", signed, "--trust-anchor", anchor,
+                                            "--dnssec", "validate", "--metrics-listen", "127.0.0.1:0"])
+        defer { serve.kill() }
+        let listen = try #require(serve.dnsAddresses.first)
+        let (address, port) = try #require(ServeProcess.split(listen))
+        func dig(_ name: String) async throws -> String {
+            try await ProcessRunner.run("/usr/bin/dig", ["@\(address)", "-p", port, "+time=5", "+tries=1", name, "A"]).standardOutput
+        }
+        #expect(try await dig("www.example.test").contains("status: NOERROR"))
+        #expect(try await dig("www.example.test").contains("status: NOERROR"))  // a cache hit
+        #expect(try await dig("www.unsigned.example.test").contains("status: NOERROR"))
+        #expect(try await dig("modified.example.test").contains("status: SERVFAIL"))
+        let metrics = try #require(serve.metricsAddress)
+        let scrape = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "20", "http://\(metrics)/metrics"]).standardOutput
+        for line in [#"hostpin_dnssec_answers_total{status="secure"} 1"#, #"hostpin_dnssec_answers_total{status="insecure"} 1"#,
+                     #"hostpin_dnssec_answers_total{status="indeterminate"} 0"#, #"hostpin_dnssec_answers_total{status="bogus"} 1"#] {
+            #expect(scrape.contains(line + "\n"), "\(line) in \(scrape.split(separator: "\n").filter { $0.contains("dnssec") })")
+        }
+    }
+
     /// Through the proxy: 502 with the reason, in the body and the access log.
     @Test func proxyAnswersABogusName502WithTheReasonInTheAccessLog() async throws {
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-dnssec-\(UUID().uuidString).log").path

@@ -18,27 +18,14 @@ package struct DNSSECOptions: Sendable, Equatable {
     /// The environment variable read when no `--trust-anchor` is given.
     package static let environmentVariable = "HOSTPIN_TRUST_ANCHOR"
 
-    /// Where the trust anchors came from.
-    package enum AnchorOrigin: Sendable, Equatable {
-        /// `--trust-anchor` (or the configuration file's `resolution.trustAnchors`): these files.
-        case flags([String])
-        /// `HOSTPIN_TRUST_ANCHOR`: this file.
-        case environment(String)
-        /// Neither: the IANA root's key-signing keys built in (``TrustAnchors/ianaRoot``).
-        case builtIn
-    }
-
     /// What the trusted resolver validates with.
     package let configuration: DNSSECConfiguration
-    /// Where ``configuration``'s trust anchors came from.
-    package let anchorOrigin: AnchorOrigin
 
     /// The options at their defaults: ``defaultMode``, the built-in anchors, no insecure domain.
-    package static let defaults = DNSSECOptions(configuration: DNSSECConfiguration(mode: defaultMode), anchorOrigin: .builtIn)
+    package static let defaults = DNSSECOptions(configuration: DNSSECConfiguration(mode: defaultMode))
 
-    private init(configuration: DNSSECConfiguration, anchorOrigin: AnchorOrigin) {
+    private init(configuration: DNSSECConfiguration) {
         self.configuration = configuration
-        self.anchorOrigin = anchorOrigin
     }
 
     /// Takes `--dnssec`, `--trust-anchor` and `--insecure-domain` from `parser` (the configuration file's
@@ -71,7 +58,6 @@ package struct DNSSECOptions: Sendable, Equatable {
             } catch {
                 throw .invalidValue(option: "--trust-anchor", reason: error.description)
             }
-            anchorOrigin = .flags(trustAnchorFiles)
         } else if let file = environment[Self.environmentVariable] {
             // Set but blank names no file: falling back to the built-in anchors would validate against
             // keys the user meant to replace.
@@ -84,10 +70,8 @@ package struct DNSSECOptions: Sendable, Equatable {
             } catch {
                 throw .invalidEnvironment(variable: Self.environmentVariable, reason: error.description)
             }
-            anchorOrigin = .environment(file)
         } else {
             anchors = .ianaRoot
-            anchorOrigin = .builtIn
         }
         var domains: [HostName] = []
         for domain in insecureDomains where !domains.contains(domain) { domains.append(domain) }
@@ -124,9 +108,9 @@ package struct DNSSECOptions: Sendable, Equatable {
         let entries: [(option: String, text: [String])] = [
             ("--dnssec validate|report|off", [
                 "Check answers' DNSSEC signatures (RFC 4033-4035): validate (a bogus",
-                "answer is never used: the next upstream is asked, else exit 3),",
-                "report (validate and mark, use a bogus answer anyway) or off",
-                "(default \(defaultMode.rawValue)).",
+                "answer is never used: the next upstream is asked, else the name",
+                "fails with the reason), report (validate and mark, but use a bogus",
+                "answer) or off (default \(defaultMode.rawValue)).",
             ]),
             ("--trust-anchor FILE", [
                 "Start chains of trust from the DS or DNSKEY lines of FILE (as Debian's",
