@@ -35,7 +35,11 @@ import Testing
     @Test func secureNameEndsWithTheSecureLine() async throws {
         let result = try await lookup(["www.example.test"])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\n", "\(result.standardError)")
+        // The TTL is the secure answer's, capped by its signatures (README "DNSSEC"): only the shape is fixed.
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.hasPrefix("www.example.test. ") == true && lines.first?.hasSuffix(" IN A 127.0.0.10") == true, "\(lines)")
+        #expect(lines.last == "; secure")
         #expect(result.standardError.isEmpty)
     }
 
