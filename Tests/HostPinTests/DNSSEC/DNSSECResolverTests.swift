@@ -68,7 +68,7 @@ import Testing
     }
 
     /// `any` validates the A answer and the AAAA NODATA; the secure NODATA (its TTL 60 s, the SOA minimum)
-    /// does not cut the addresses. 3600 s (before: TTL 60, seen through `hostpin lookup`).
+    /// does not cut the addresses' 3600 s (before: TTL 60, seen through `hostpin lookup`).
     @Test func anyKeepsTheAddressesTTLBesideASecureNODATA() async throws {
         let resolution = try await resolver([signed]).resolve(try HostName.parse("www.example.test"), family: .any)
         #expect(resolution.dnssec == .secure)
