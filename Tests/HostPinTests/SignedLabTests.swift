@@ -40,16 +40,12 @@ import Testing
         Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
         Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
         Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
-        // The zones other lab servers serve, delegated by test. without DS: the signed NSEC3 proof of
-        // "no DS" that makes each insecure.
-        Row(name: "fault.test", type: "DS", verdict: .secureNODATA, reason: nil),
-        Row(name: "bench.test", type: "DS", verdict: .secureNODATA, reason: nil),
-        Row(name: "refresh.test", type: "DS", verdict: .secureNODATA, reason: nil),
-        Row(name: "load.test", type: "DS", verdict: .secureNODATA, reason: nil),
-        Row(name: "corp.test", type: "DS", verdict: .secureNODATA, reason: nil),
         // An NSD serving the lab root denies a name outside the lab, signed (no longer REFUSED).
         Row(name: "www.example.org", type: "A", verdict: .secureNXDOMAIN, reason: nil),
-    ]
+    ] + insecureDelegations.map { Row(name: $0, type: "DS", verdict: .secureNODATA, reason: nil) }
+
+    /// The zones other lab servers serve, which test. delegates without DS (zones/signed/test.zone).
+    static let insecureDelegations = ["fault.test", "bench.test", "refresh.test", "load.test", "corp.test"]
 
     /// Names asked at the lab's fault server (LAB_FAULT_DNS): its modes' answers are made there, unsigned,
     /// and every other query (DS, DNSKEY included) is relayed verbatim to the trusted NSD, the DO bit and
