@@ -28,7 +28,7 @@ import Glibc
         let upstream = try await FaultServer(upstream: lab.trustedDNS)
         let (folder, path) = try Self.socketFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", "\(upstream.address)", "--control-socket", path])
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", "\(upstream.address)", "--dnssec", "off", "--control-socket", path])
         defer { stub.kill() }
         #expect(stub.standardError.contains("listening on \(path) (control)\n"))
         var status = stat()

@@ -159,7 +159,7 @@ import Testing
         let before = try await server.queries()
         let started = ContinuousClock.now
         let result = try await withFile(lines.joined(separator: "\n") + "\n") { path in
-            try await HostPinBinary.run(["lookup", "--batch", path, "--json", "--server", "\(server.address)"])
+            try await HostPinBinary.run(["lookup", "--batch", path, "--json", "--server", "\(server.address)", "--dnssec", "off"])
         }
         let seconds = Int((ContinuousClock.now - started).components.seconds)
         let queries = try await server.queries() - before
@@ -185,7 +185,7 @@ import Testing
         let clock = ContinuousClock()
         let start = clock.now
         let result = try await withFile(String(repeating: "short.example.test\n", count: 10_000)) { path in
-            try await HostPinBinary.run(["lookup", "--batch", path, "--server", "\(server.address)"])
+            try await HostPinBinary.run(["lookup", "--batch", path, "--server", "\(server.address)", "--dnssec", "off"])
         }
         let elapsed = clock.now - start
         let queries = try await server.queries() - before
@@ -203,7 +203,7 @@ import Testing
             let before = try await server.queries()
             // One at a time, so single-flight has nothing to join and only the cache saves queries.
             let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--concurrency", "1", "--cache-size", cacheSize,
-                                                      "--server", "\(server.address)"],
+                                                      "--server", "\(server.address)", "--dnssec", "off"],
                                                      input: String(repeating: "www.example.test\n", count: 5))
             #expect(result.status == 0)
             #expect(result.standardOutput == String(repeating: "www.example.test. 3600 IN A 127.0.0.10\n", count: 5))
@@ -245,7 +245,8 @@ import Testing
             }
             var ready = false
             for _ in 0..<50 where shell.isRunning && !ready {
-                ready = try await HostPinBinary.run(["lookup", "ready.bulk.test", "--timeout", "0.2", "--server", address])
+                ready = try await HostPinBinary.run(["lookup", "ready.bulk.test", "--timeout", "0.2", "--server", address,
+                                                    "--dnssec", "off"])  // a dnsmasq of its own
                     .status == 0
             }
             guard ready else {
@@ -273,7 +274,7 @@ import Testing
         try await withWildcardServer { server in
             // --timeout 1: each resolution's budget is held until it runs out, so a shorter one keeps
             // that part of memory small beside the cache's.
-            let options = ["--family", "4", "--cache-size", "1000", "--timeout", "1", "--server", server]
+            let options = ["--family", "4", "--cache-size", "1000", "--timeout", "1", "--server", server, "--dnssec", "off"]
             let short = try await withFile(names(50_000)) { path in
                 try await FetchCommandTests.peakResidentKiB(["lookup", "--batch", path] + options)
             }

@@ -102,7 +102,7 @@ import Testing
         // The server answers an A query with AAAA ::1 and an AAAA query with A 127.0.0.10.
         let server = try await FaultServer(mode: .wrongType, upstream: nil)
         let result = try await HostPinBinary.run(["lookup", "x.test", "--family", family,
-                                                  "--server", "\(server.address)", "--timeout", "1"])
+                                                  "--server", "\(server.address)", "--timeout", "1", "--dnssec", "off"])
         #expect(result.status == 1)
         #expect(result.standardOutput == "")
         #expect(result.standardError == "hostpin: x.test: NODATA (the name exists but has no \(record) record)\n")

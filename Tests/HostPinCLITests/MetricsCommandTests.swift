@@ -45,7 +45,7 @@ import Glibc
         let fault = try await FaultServer(mode: .servfailAAAA, upstream: lab.trustedDNS)
         defer { fault.stop() }
         let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--listen", "127.0.0.1:0", "--allow-private", "--family", "4",
-                                            "--server", fault.address.description, "--metrics-listen", "127.0.0.1:0"])
+                                            "--server", fault.address.description, "--dnssec", "off", "--metrics-listen", "127.0.0.1:0"])
         defer { serve.kill() }
         let dns = try #require(serve.dnsAddresses.first)
         let proxy = try #require(serve.proxyAddress)

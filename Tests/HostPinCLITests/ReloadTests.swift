@@ -13,10 +13,13 @@ import Glibc
     init() throws { lab = try Lab.current() }
 
     /// A configuration of the stub on a free port (and the proxy, with `proxy`), asking `servers`.
-    private static func config(servers: [String], rules: String = "[]", proxy: String? = nil, extra: String = "") -> String {
+    /// `dnssec` "off" for servers of the test's own (AuthoritativeServer: an unsigned zone, no DS/DNSKEY);
+    /// the lab's NSDs validate from HOSTPIN_TRUST_ANCHOR, which the lab's environment exports.
+    private static func config(servers: [String], rules: String = "[]", proxy: String? = nil, extra: String = "",
+                               dnssec: String = "validate") -> String {
         """
         {"upstreams": {"servers": [\(servers.map { "\"\($0)\"" }.joined(separator: ", "))]},
-         "resolution": {"timeout": 2},
+         "resolution": {"timeout": 2, "dnssec": "\(dnssec)"},
          "listeners": {"dns": ["127.0.0.1:0"]\(proxy.map { ", \"proxy\": \"\($0)\"" } ?? "")},
          "proxy": {"allowPrivate": true, "grace": 5},
          \(extra)
@@ -28,7 +31,7 @@ import Glibc
 
     @Test func aChangedRuleTakesEffectAndTheCacheSurvives() async throws {
         let nsd = try await AuthoritativeServer()
-        let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(nsd.address)"], proxy: "127.0.0.1:0")])
+        let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(nsd.address)"], proxy: "127.0.0.1:0", dnssec: "off")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("config.json")
         let stub = try await ServeProcess(["--config", config.path], expectsProxy: true)
@@ -40,7 +43,7 @@ import Glibc
                 == "200 origin=www host=www.example.test:\(lab.httpPort)\n")
         let asked = try await nsd.queries()
 
-        try Self.config(servers: ["\(nsd.address)"], rules: Self.blockWWW, proxy: "127.0.0.1:0").write(to: config, atomically: true, encoding: .utf8)
+        try Self.config(servers: ["\(nsd.address)"], rules: Self.blockWWW, proxy: "127.0.0.1:0", dnssec: "off").write(to: config, atomically: true, encoding: .utf8)
         #expect(try await stub.reload() == "hostpin: reloaded: 1 rule")
         #expect(try await ConfigFileTests.dig(dns, "www.example.test").contains("status: NXDOMAIN"))
         #expect(try await Self.fetch(through: proxy, "http://www.example.test:\(lab.httpPort)/whoami")
@@ -181,7 +184,7 @@ import Glibc
     @Test func changedUpstreamsAnswerAfterwardsAndNoQueryFailsMeanwhile() async throws {
         let first = try await AuthoritativeServer()
         let second = try await AuthoritativeServer()
-        let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(first.address)"])])
+        let folder = try ConfigFileTests.folder(["config.json": Self.config(servers: ["\(first.address)"], dnssec: "off")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("config.json")
         let stub = try await ServeProcess(["--config", config.path])
@@ -191,7 +194,7 @@ import Glibc
         #expect(try await ConfigFileTests.dig(dns, "+short", "cdn.example.test") == "127.0.0.11\n")
         let firstBefore = try await first.queries()
 
-        try Self.config(servers: ["\(second.address)"]).write(to: config, atomically: true, encoding: .utf8)
+        try Self.config(servers: ["\(second.address)"], dnssec: "off").write(to: config, atomically: true, encoding: .utf8)
         async let load = Self.load(dns, queries: 300)
         try await Task.sleep(for: .milliseconds(100))
         let line = try await stub.reload()

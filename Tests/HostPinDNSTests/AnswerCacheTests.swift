@@ -8,7 +8,7 @@ import Testing
 @Suite struct AnswerCacheTests {
     /// A responder on the lab's NSD whose trusted cache runs on `clock`.
     private static func responder(clock: TestClock) throws -> DNSResponder {
-        let trusted = try TrustedResolver(upstreams: [Lab.current().trustedDNS])
+        let trusted = try TrustedResolver(configuration: .lab([Lab.current().trustedDNS]))
         return DNSResponder(resolver: CachingResolver(upstream: trusted, cache: ResolutionCache(clock: clock)))
     }
 

@@ -9,7 +9,7 @@ import Testing
     @Test func answersAreOfferedAndNeverWaitForTheComparison() async throws {
         let lab = try Lab.current()
         let silent = try await FaultServer(mode: .drop, upstream: nil)
-        let trusted = try TrustedResolver(upstreams: [lab.trustedDNS])
+        let trusted = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
         var configuration = LocalResolverWatch.Configuration()
         configuration.overallInterval = .zero
         let watch = LocalResolverWatch(local: try UntrustedResolver(server: silent.address, timeout: .seconds(30), tries: 1),

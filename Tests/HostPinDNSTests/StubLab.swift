@@ -8,7 +8,9 @@ enum StubLab {
     /// A responder resolving through `upstream` (the lab's trusted NSD by default).
     static func responder(upstream: Upstream? = nil, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
                           budget: Duration = .seconds(20)) throws -> DNSResponder {
-        var configuration = TrustedResolver.Configuration(upstreams: [try upstream ?? Lab.current().trustedDNS])
+        // The lab's NSD validates from the lab's anchor; a test's own `upstream` cannot answer DS/DNSKEY.
+        var configuration = try upstream.map { TrustedResolver.Configuration.ownServer([$0]) }
+            ?? TrustedResolver.Configuration.lab([Lab.current().trustedDNS])
         configuration.budget = budget
         configuration.timeout = min(configuration.timeout, budget / 4)
         return DNSResponder(resolver: CachingResolver(upstream: try TrustedResolver(configuration: configuration)),
@@ -20,7 +22,9 @@ enum StubLab {
     static func forwarding(through upstreams: [Upstream]? = nil, clock: any MonotonicClock = SystemMonotonicClock())
         throws -> (DNSResponder, TrustedResolver)
     {
-        var configuration = TrustedResolver.Configuration(upstreams: try upstreams ?? [Lab.current().trustedDNS])
+        // The lab's NSD validates from the lab's anchor; lists of the test's own servers run with DNSSEC off.
+        var configuration = try upstreams.map { TrustedResolver.Configuration.ownServer($0) }
+            ?? TrustedResolver.Configuration.lab([Lab.current().trustedDNS])
         configuration.budget = .seconds(20)  // room for a loaded machine: these tests check answers, not time
         let trusted = try TrustedResolver(configuration: configuration, clock: clock)
         return (DNSResponder(resolver: CachingResolver(upstream: trusted), forwarder: trusted), trusted)

@@ -15,7 +15,7 @@ import Testing
     private func endpoint(_ configure: (inout MetricsEndpoint.Configuration) -> Void = { _ in }) throws
         -> (MetricsEndpoint, SocketAddress)
     {
-        let trusted = try TrustedResolver(upstreams: [lab.trustedDNS])
+        let trusted = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
         var configuration = MetricsEndpoint.Configuration(listenAddress: SocketAddress("127.0.0.1:0")!)
         configure(&configuration)
         let endpoint = MetricsEndpoint(configuration: configuration,
@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test func aRemoteAddressNeedsAllowRemote() throws {
-        let trusted = try TrustedResolver(upstreams: [lab.trustedDNS])
+        let trusted = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
         let endpoint = MetricsEndpoint(configuration: .init(listenAddress: SocketAddress("0.0.0.0:0")!),
                                        metrics: ServiceMetrics(resolver: trusted, cache: ResolutionCache()))
         #expect(throws: ListenError.remoteNotAllowed(SocketAddress("0.0.0.0:0")!)) { try endpoint.start() }

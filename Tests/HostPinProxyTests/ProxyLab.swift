@@ -36,7 +36,7 @@ enum ProxyLab {
     static let lab: Lab? = try? Lab.current()
 
     static let resolver: (any HostResolver)? = lab.flatMap { lab in
-        (try? TrustedResolver(upstreams: [lab.trustedDNS])).map { CachingResolver(upstream: $0) }
+        (try? TrustedResolver(configuration: .lab([lab.trustedDNS]))).map { CachingResolver(upstream: $0) }
     }
 
     /// Starts a proxy configured by `configure` (by default: private targets allowed, as every lab

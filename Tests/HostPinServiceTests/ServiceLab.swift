@@ -13,6 +13,7 @@ enum ServiceLab {
     /// The stub on 127.0.0.1 and the proxy on 127.0.0.1, both on port 0, on the lab's first NSD.
     static func configuration(dns: Bool = true, proxy: Bool = true) throws -> ServiceConfiguration {
         var configuration = ServiceConfiguration(upstreams: [try Lab.current().trustedDNS])
+        configuration.resolverConfiguration.dnssec = try Lab.current().dnssec()  // the lab's signed world
         if dns { configuration.dns = ServiceConfiguration.DNS(listenAddresses: [SocketAddress("127.0.0.1:0")!]) }
         if proxy {
             var options = ProxyOptions(listenAddress: SocketAddress("127.0.0.1:0")!)

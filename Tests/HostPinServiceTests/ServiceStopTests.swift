@@ -73,7 +73,7 @@ import Glibc
             // plain upstream that never answers, for the whole 2 s budget.
             let silent = Upstream("127.0.0.1:\(port)")!
             let doh = Upstream(try EncryptedUpstream.parse("https://dns.example.test/dns-query"))
-            configuration.resolverConfiguration = TrustedResolver.Configuration(upstreams: [doh, silent])
+            configuration.resolverConfiguration = TrustedResolver.Configuration.ownServer([doh, silent])  // a silent socket of its own
             configuration.resolverConfiguration.budget = .seconds(2)
             // And a second DNS address, started off to the side after the lookup.
             configuration.dns?.listenAddresses.append(SocketAddress("127.0.0.1:0")!)

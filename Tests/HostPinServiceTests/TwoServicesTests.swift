@@ -13,7 +13,7 @@ import Testing
         blocking.rules = try ServiceLab.rules(#"{"rules": [{"action": "block", "host": "www.example.test"}]}"#)
         blocking.log.level = .warning
         var plain = try ServiceLab.configuration(proxy: false)
-        plain.resolverConfiguration = TrustedResolver.Configuration(upstreams: [lab.trustedDNS2])
+        plain.resolverConfiguration = try TrustedResolver.Configuration.lab([lab.trustedDNS2])
         let quiet = KeptLog()
         let talkative = KeptLog()
         let first = try await Service.start(blocking, log: quiet.log)

@@ -203,7 +203,7 @@ public final class AuthoritativeServer: Sendable {
 
     /// One short c-ares lookup of the readiness name (not counted by tests: they read ``queries()`` after).
     private func answers() async -> Bool {
-        var configuration = TrustedResolver.Configuration(upstreams: [address])
+        var configuration = TrustedResolver.Configuration.ownServer([address])  // an unsigned zone
         configuration.timeout = .milliseconds(100)
         configuration.tries = 1
         guard let probe = try? TrustedResolver(configuration: configuration) else { return false }

@@ -10,7 +10,8 @@ enum CacheTestSupport {
     static func resolver(_ upstream: Upstream, clock: ManualClock, limits: ResolutionCache.Limits = .init(),
                          policy: ResolutionCache.Policy = .init(), timeout: Duration = .milliseconds(300),
                          budget: Duration = .seconds(2), untrustedFallback: Upstream? = nil) throws -> CachingResolver {
-        var configuration = TrustedResolver.Configuration(upstreams: [upstream])
+        // `upstream` is a server of the test's own (AuthoritativeServer, FaultServer): DNSSEC off.
+        var configuration = TrustedResolver.Configuration.ownServer([upstream])
         configuration.timeout = timeout
         configuration.tries = 1
         configuration.budget = budget

@@ -15,7 +15,7 @@ import Testing
         // The relay holds queries for 300 ms, so all fifty callers miss while the first query is out.
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let before = try await lab.countedQueries()
         let answers = try await withThrowingTaskGroup(of: Resolution.self) { group in
             for _ in 0..<50 { group.addTask { try await resolver.resolve("www.example.test", family: .any) } }
@@ -31,7 +31,7 @@ import Testing
     @Test func concurrentMissesShareTheError() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(200))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let name = try HostName.parse("nx.example.test")
         let before = try await lab.countedQueries()
         let errors = await withTaskGroup(of: ResolutionError?.self) { group in
@@ -50,7 +50,7 @@ import Testing
     @Test func cancellingOneWaiterLeavesTheOthersTheAnswer() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let first = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         let second = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(100))
@@ -63,7 +63,7 @@ import Testing
     @Test func batchLeadsAFlightThatATaskJoinsAndCachesTheAnswer() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let cdn = try HostName.parse("cdn.example.test")
         let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
         let batch = resolver.resolveMany(family: .v4, concurrency: 4) { sink.yield(($0, $1)) }
@@ -89,7 +89,7 @@ import Testing
     @Test func batchJoinsAFlightATaskLeads() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(50))
         let (outcomes, sink) = AsyncStream.makeStream(of: Result<ResolutionOutcome, ResolutionError>.self)
@@ -105,7 +105,7 @@ import Testing
     @Test func batchResolvesAtMostConcurrencyNamesAtOnceAndReportsEach() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
         let batch = resolver.resolveMany(family: .v4, concurrency: 2) { sink.yield(($0, $1)) }
         let names = ["www", "cdn", "nx", "www", "cdn", "alias"]
@@ -128,7 +128,7 @@ import Testing
     @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [relay.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
         let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(50))
         let joiner = Task {
@@ -141,7 +141,7 @@ import Testing
     }
 
     @Test func flightTableEmptiesOnceResolutionsEnd() async throws {
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.trustedDNS]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.trustedDNS])))
         // 300 distinct names (NXDOMAIN), each asked by two callers, one of them cancelled.
         let errors = await withTaskGroup(of: ResolutionError?.self) { group in
             for i in 0..<300 {
@@ -166,7 +166,7 @@ import Testing
 
     @Test func hitIsServedFromCacheUntilTTLThenAskedAgain() async throws {
         let clock = ManualClock()
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]),
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])),
                                        cache: ResolutionCache(clock: clock))
         let before = try await lab.countedQueries()
         let first = try await resolver.resolve("short.example.test", family: .v4)
@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func zeroTTLAnswerIsAskedEveryTime() async throws {
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])))
         let before = try await lab.countedQueries()
         for _ in 0..<3 {
             let answer = try await resolver.resolve("zero.example.test", family: .v4)
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func ipLiteralsMakeNoQuery() async throws {
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [lab.countDNS]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])))
         let before = try await lab.countedQueries()
         for literal in ["127.0.0.10", "::1", "[::1]", "localhost"] {
             let answer = try await resolver.resolve(literal)

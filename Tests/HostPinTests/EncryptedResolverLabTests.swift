@@ -26,6 +26,7 @@ struct EncryptedResolverLabTests {
         var configuration = configuration
         configuration.timeout = .seconds(3)
         configuration.budget = .seconds(30)
+        configuration.dnssec = try lab.dnssec()  // the lab's NSD and Unbound: its signed world
         return try TrustedResolver(configuration: configuration)
     }
 
@@ -82,13 +83,13 @@ struct EncryptedResolverLabTests {
     }
 
     @Test func plainUpstreamHasNoHandshakes() throws {
-        let resolver = try TrustedResolver(upstreams: [lab.trustedDNS])
+        let resolver = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
         #expect(resolver.handshakes(atUpstream: 0) == nil)
     }
 
     @Test func encryptedNameIsBootstrappedThroughThePlainUpstreamsOfTheList() async throws {
         let bare = try Upstream.parse(server.dohURL)
-        var configuration = TrustedResolver.Configuration(upstreams: [bare, lab.trustedDNS])
+        var configuration = try TrustedResolver.Configuration.lab([bare, lab.trustedDNS])
         configuration.untrustedFallback = lab.trustedDNS2
         #expect(configuration.encryptedNamesWithoutAddress == [try HostName.parse("dns.example.test")])
 
@@ -109,7 +110,7 @@ struct EncryptedResolverLabTests {
 
     @Test func withoutPlainUpstreamsNothingIsLookedUpAndTheUpstreamFailsAsUnbootstrapped() async throws {
         let bare = try Upstream.parse(server.dotServer)
-        let configuration = TrustedResolver.Configuration(upstreams: [bare])
+        let configuration = try TrustedResolver.Configuration.lab([bare])
         let (unchanged, lookups) = await configuration.bootstrappingThroughPlainUpstreams()
         #expect(lookups.isEmpty)
         #expect(unchanged == configuration)

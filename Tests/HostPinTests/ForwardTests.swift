@@ -21,7 +21,7 @@ import Glibc
     /// A resolver whose budget leaves room for a loaded machine: these tests check answers, not time
     /// (the test that bounds time is in scripts/test's timed phase).
     private static func generousResolver(_ upstreams: [Upstream]) throws -> TrustedResolver {
-        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
+        var configuration = try TrustedResolver.Configuration.lab(upstreams)  // the lab's NSD
         configuration.budget = .seconds(30)
         return try TrustedResolver(configuration: configuration)
     }
@@ -60,7 +60,7 @@ import Glibc
 
     @Test func aSERVFAILingFirstUpstreamIsSkippedAndStaysHealthy() async throws {
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        let resolver = try TrustedResolver(configuration: .init(upstreams: [failing.address, lab.trustedDNS]),
+        let resolver = try TrustedResolver(configuration: .ownServer([failing.address, lab.trustedDNS]),
                                            clock: ManualClock())
         let reply = try #require(ForwardedReply(try await resolver.forward(Self.question("info.example.test", 16))))
         #expect(reply.answers == ["info.example.test.\t300\tIN\tTXT\t\"hostpin lab\" \"forwarded\""])
@@ -76,7 +76,7 @@ import Glibc
     @Test(arguments: [FaultServer.Mode.refused, .qrClear, .rcode15, .truncateOverTCP])
     func aReplyThatIsNoAnswerFailsOver(mode: FaultServer.Mode) async throws {
         let odd = try await FaultServer(mode: mode, upstream: lab.trustedDNS)
-        let resolver = try TrustedResolver(configuration: .init(upstreams: [odd.address, lab.trustedDNS]),
+        let resolver = try TrustedResolver(configuration: .ownServer([odd.address, lab.trustedDNS]),
                                            clock: ManualClock())
         let reply = try #require(ForwardedReply(try await resolver.forward(Self.question("_imaps._tcp.example.test", 33))))
         #expect(reply.answers == ["_imaps._tcp.example.test.\t3600\tIN\tSRV\t0 1 993 mail.example.test."])
@@ -86,7 +86,7 @@ import Glibc
         // TC over UDP moves the query to TCP at the same upstream (c-ares); TC there too is no answer.
         #expect(odd.queries.map(\.transport) == (mode == .truncateOverTCP ? ["udp", "tcp"] : ["udp"]))
 
-        let alone = try TrustedResolver(upstreams: [odd.address])
+        let alone = try TrustedResolver(configuration: .ownServer([odd.address]))
         let reason: UpstreamFailure.Reason = mode == .refused ? .refused : .badResponse
         await #expect(throws: ResolutionError.upstreamsFailed([UpstreamFailure(upstream: odd.address, reason: reason)])) {
             try await alone.forward(Self.question("_imaps._tcp.example.test", 33))
@@ -95,7 +95,7 @@ import Glibc
 
     @Test func upstreamsThatNeverAnswerEndWithinTheBudget() async throws {
         let silent = try await FaultServer(mode: .drop, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [silent.address])
+        var configuration = TrustedResolver.Configuration.ownServer([silent.address])
         configuration.budget = .milliseconds(500)
         let resolver = try TrustedResolver(configuration: configuration, clock: ManualClock())
         let started = ContinuousClock.now
@@ -111,7 +111,7 @@ import Glibc
           arguments: [false, true])
     func overDoHAndDoTTheTXTAnswerComes(dot: Bool) async throws {
         let server = try #require(EncryptedLabServer.current)
-        var configuration = TrustedResolver.Configuration(upstreams: [Upstream(try server.upstream(dot: dot))])
+        var configuration = TrustedResolver.Configuration.ownServer([Upstream(try server.upstream(dot: dot))])
         configuration.timeout = .seconds(3)
         configuration.budget = .seconds(30)
         let resolver = try TrustedResolver(configuration: configuration)

@@ -8,7 +8,7 @@ import Testing
 @Suite struct HijackDetectorFallbackTests {
     private func resolver(fallback: Upstream, detector: HijackDetector? = nil) async throws -> (TrustedResolver, FaultServer) {
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])  // a fault server of its own
         configuration.untrustedFallback = fallback
         if let detector { configuration.untrustedFallbackDetector = detector }
         return (try TrustedResolver(configuration: configuration), failing)

@@ -20,7 +20,7 @@ import Testing
     }
 
     private func trusted() throws -> TrustedResolver {
-        try TrustedResolver(upstreams: [lab.trustedDNS])
+        try TrustedResolver(configuration: .lab([lab.trustedDNS]))
     }
 
     /// Waits until the watch has finished `count` comparisons, at most 20 seconds.

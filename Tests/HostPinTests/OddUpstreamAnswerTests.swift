@@ -15,7 +15,7 @@ import Testing
     @Test(arguments: [AddressFamily.v4, .v6, .any])
     func recordsOfTheOtherFamilyAreNODATA(family: AddressFamily) async throws {
         let server = try await FaultServer(mode: .wrongType, upstream: nil)
-        let resolver = try TrustedResolver(upstreams: [server.address])
+        let resolver = try TrustedResolver(configuration: .ownServer([server.address]))
         let name = try HostName.parse("x.test")
         await #expect(throws: ResolutionError.nodata(name, family)) {
             try await resolver.resolve(name, family: family)
@@ -26,7 +26,7 @@ import Testing
     @Test(arguments: [FaultServer.Mode.qrClear, .rcode15, .truncateOverTCP])
     func malformedReplyIsABadResponseAndTheNextUpstreamAnswers(mode: FaultServer.Mode) async throws {
         let odd = try await FaultServer(mode: mode, upstream: lab.trustedDNS)
-        var configuration = TrustedResolver.Configuration(upstreams: [odd.address, lab.trustedDNS])
+        var configuration = TrustedResolver.Configuration.ownServer([odd.address, lab.trustedDNS])
         configuration.tries = 2
         let resolver = try TrustedResolver(configuration: configuration, clock: ManualClock())
         let resolution = try await resolver.resolve("www.example.test", family: .v4)
@@ -36,7 +36,7 @@ import Testing
         // One query (TC over UDP moves it to TCP at the same upstream); a reply is not retried.
         #expect(odd.queries.map(\.transport) == (mode == .truncateOverTCP ? ["udp", "tcp"] : ["udp"]))
 
-        let alone = try TrustedResolver(upstreams: [odd.address])
+        let alone = try TrustedResolver(configuration: .ownServer([odd.address]))
         await #expect(throws: ResolutionError.upstreamsFailed([UpstreamFailure(upstream: odd.address, reason: .badResponse)])) {
             try await alone.resolve("www.example.test", family: .v4)
         }
@@ -45,7 +45,7 @@ import Testing
     @Test(arguments: [FaultServer.Mode.qrClear, .rcode15, .truncateOverTCP])
     func malformedReplyIsNeverCached(mode: FaultServer.Mode) async throws {
         let odd = try await FaultServer(mode: mode, upstream: lab.trustedDNS)
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [odd.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .ownServer([odd.address])))
         for _ in 1...2 {
             await #expect(throws: ResolutionError.upstreamsFailed([UpstreamFailure(upstream: odd.address, reason: .badResponse)])) {
                 try await resolver.resolve("www.example.test", family: .v4)
@@ -68,7 +68,7 @@ import Testing
 
     @Test func nextUpstreamAnswersBothFamilies() async throws {
         let half = try await FaultServer(mode: .servfailAAAA, upstream: lab.trustedDNS)
-        let resolver = try TrustedResolver(configuration: .init(upstreams: [half.address, lab.trustedDNS]),
+        let resolver = try TrustedResolver(configuration: .ownServer([half.address, lab.trustedDNS]),
                                            clock: ManualClock())
         let resolution = try await resolver.resolve("dual.example.test", family: .any)
         #expect(resolution.upstream == lab.trustedDNS)
@@ -78,7 +78,7 @@ import Testing
 
     @Test func itsAddressesAreTheAnswerWhenNoUpstreamDoesBetter() async throws {
         let half = try await FaultServer(mode: .servfailAAAA, upstream: lab.trustedDNS)
-        let resolver = try TrustedResolver(upstreams: [half.address])
+        let resolver = try TrustedResolver(configuration: .ownServer([half.address]))
         let resolution = try await resolver.resolve("dual.example.test", family: .any)
         #expect(resolution.upstream == half.address)
         #expect(resolution.source == .upstream)

@@ -11,7 +11,8 @@ import Testing
     private func trusted(_ upstreams: [Upstream], clock: ManualClock = ManualClock(), timeout: Duration? = nil) throws
         -> TrustedResolver
     {
-        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
+        // Fault servers of the test's own, which cannot answer DS/DNSKEY: DNSSEC off.
+        var configuration = TrustedResolver.Configuration.ownServer(upstreams)
         configuration.budget = .seconds(20)
         configuration.tries = 1
         if let timeout { configuration.timeout = timeout }

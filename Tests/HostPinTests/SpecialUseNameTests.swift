@@ -78,7 +78,7 @@ import Testing
         let entry = try #require(SpecialUseName.entry(containing: "app.localhost"))
         #expect(entry.answer == .loopback)
         #expect(entry.negativeKind(for: "app.localhost") == nil)
-        let resolver = try TrustedResolver(upstreams: [Upstream("127.0.0.1:1")!])
+        let resolver = try TrustedResolver(configuration: .ownServer([Upstream("127.0.0.1:1")!]))  // never asked
         let resolution = try await resolver.resolve(try HostName.parse("app.localhost"), family: .any)
         #expect(resolution.ipAddresses == [.loopbackV4, .loopbackV6])
         #expect(resolution.source == .literal)
@@ -91,7 +91,7 @@ import Testing
     @Test func everyRowIsAnsweredWithoutAQuery() async throws {
         _ = try Lab.current()
         let server = try await AuthoritativeServer()
-        let resolver = CachingResolver(upstream: try TrustedResolver(upstreams: [server.address]))
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .ownServer([server.address])))
         let before = try await server.queries()
         for row in SpecialUseNameTests.rows {
             let name = try HostName.parse(row.name)

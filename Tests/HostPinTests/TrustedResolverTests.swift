@@ -9,7 +9,7 @@ import Testing
 
     init() throws {
         lab = try Lab.current()
-        resolver = try TrustedResolver(upstreams: [lab.trustedDNS])
+        resolver = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
     }
 
     struct Expected: Sendable, CustomTestStringConvertible {
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func tcpOnlyModeResolves() async throws {
-        var configuration = TrustedResolver.Configuration(upstreams: [lab.trustedDNS])
+        var configuration = try TrustedResolver.Configuration.lab([lab.trustedDNS])
         configuration.useTCP = true
         let tcp = try TrustedResolver(configuration: configuration)
         let resolution = try await tcp.resolve("www.example.test", family: .v4)
@@ -84,7 +84,7 @@ import Testing
 
     @Test func ipLiteralsAndLocalhostAreAnsweredWithoutUpstream() async throws {
         let silent = try BlackHole()
-        let resolver = try TrustedResolver(upstreams: [silent.address])
+        let resolver = try TrustedResolver(configuration: .ownServer([silent.address]))  // no query: DNSSEC off
         let v4 = try await resolver.resolve("127.0.0.10")
         #expect(v4.ipAddresses.map(\.description) == ["127.0.0.10"])
         #expect(v4.source == .literal)
@@ -101,7 +101,7 @@ import Testing
     /// and denies a name outside its zones with NXDOMAIN instead.
     @Test func refusedNameIsAnUpstreamFailure() async throws {
         let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
-        let resolver = try TrustedResolver(upstreams: [fault])
+        let resolver = try TrustedResolver(configuration: .lab([fault]))
         let error = await #expect(throws: ResolutionError.self) {
             try await resolver.resolve("refused.fault.test", family: .v4)
         }
@@ -110,7 +110,7 @@ import Testing
 
     @Test func silentUpstreamFailsWithTimeoutAndNextUpstreamAnswers() async throws {
         let silent = try BlackHole()
-        var configuration = TrustedResolver.Configuration(upstreams: [silent.address, lab.trustedDNS])
+        var configuration = TrustedResolver.Configuration.ownServer([silent.address, lab.trustedDNS])  // a black hole of its own
         configuration.timeout = .milliseconds(200)
         configuration.tries = 1
         let resolver = try TrustedResolver(configuration: configuration)
@@ -129,7 +129,7 @@ import Testing
 
     @Test func budgetBoundsAResolutionAgainstSilentUpstreams() async throws {
         let silent = try BlackHole()
-        var configuration = TrustedResolver.Configuration(upstreams: [silent.address])
+        var configuration = TrustedResolver.Configuration.ownServer([silent.address])  // a black hole of its own
         configuration.timeout = .seconds(5)
         configuration.budget = .milliseconds(300)
         let resolver = try TrustedResolver(configuration: configuration)
@@ -150,7 +150,7 @@ import Testing
     @Test func cancellingOneLookupLeavesOthersRunning() async throws {
         let relay = try DelayingRelay(target: lab.trustedDNS, delay: .seconds(2))
         defer { relay.stop() }
-        var configuration = TrustedResolver.Configuration(upstreams: [relay.address])
+        var configuration = try TrustedResolver.Configuration.lab([relay.address])  // relays the lab NSD
         configuration.timeout = .seconds(5)  // longer than the relay's hold: no retry, no timeout
         configuration.tries = 1
         configuration.budget = .seconds(10)

@@ -14,7 +14,7 @@ import Testing
 
     @Test func noFallbackUnlessConfigured() async throws {
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        let configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        let configuration = TrustedResolver.Configuration.ownServer([failing.address])
         #expect(configuration.untrustedFallback == nil)
         let resolver = try TrustedResolver(configuration: configuration)
         await #expect(throws: ResolutionError.upstreamsFailed([UpstreamFailure(upstream: failing.address, reason: .servfail)])) {
@@ -25,7 +25,7 @@ import Testing
     @Test func fallbackIsNotAskedWhileATrustedUpstreamAnswers() async throws {
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
         let untrusted = try await FaultServer(mode: .answer, upstream: lab.trustedDNS2)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address, lab.trustedDNS])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address, lab.trustedDNS])
         configuration.untrustedFallback = untrusted.address
         let resolver = try TrustedResolver(configuration: configuration)
         let resolution = try await resolver.resolve("www.example.test", family: .v4)
@@ -37,7 +37,7 @@ import Testing
     @Test func fallbackAnswersAfterEveryTrustedUpstreamFailedMarkedUntrustedAndNeverCached() async throws {
         let failing = try await FaultServer(mode: .refused, upstream: nil)
         let untrusted = try await FaultServer(mode: .answer, upstream: lab.trustedDNS2)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])
         configuration.untrustedFallback = untrusted.address
         // The lab answers on loopback, a special-purpose block the fallback refuses unless told it is ordinary.
         configuration.untrustedFallbackDetector = HijackDetector(ordinary: [IPAddressRange("127.0.0.0/8")!])
@@ -55,7 +55,7 @@ import Testing
     @Test func failingFallbackIsListedAfterTheTrustedFailures() async throws {
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
         let untrusted = try await FaultServer(mode: .refused, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])
         configuration.untrustedFallback = untrusted.address
         let resolver = try TrustedResolver(configuration: configuration)
         await #expect(throws: ResolutionError.upstreamsFailed([
@@ -75,7 +75,7 @@ import Testing
     @Test func fallbackToTheHijackerIsRefusedForItsLoopbackAddress() async throws {
         let lab = try Lab.current()
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])
         configuration.untrustedFallback = lab.hijackDNS
         let resolver = try TrustedResolver(configuration: configuration)
         await #expect(throws: ResolutionError.upstreamsFailed([
@@ -91,7 +91,7 @@ import Testing
     @Test func fallbackToTheHijackerIsRefusedForAKnownAddress() async throws {
         let lab = try Lab.current()
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])
         configuration.untrustedFallback = lab.hijackDNS
         let list = try HijackList(contentsOf: Lab.repositoryRoot.appendingPathComponent("examples/hijack-list.txt").path)
         configuration.untrustedFallbackDetector = HijackDetector(ordinary: [IPAddressRange("127.0.0.0/8")!],
@@ -110,7 +110,7 @@ import Testing
     @Test func fallbackToTheHijackerWithLoopbackOrdinaryIsMarkedUntrusted() async throws {
         let lab = try Lab.current()
         let failing = try await FaultServer(mode: .servfail, upstream: nil)
-        var configuration = TrustedResolver.Configuration(upstreams: [failing.address])
+        var configuration = TrustedResolver.Configuration.ownServer([failing.address])
         configuration.untrustedFallback = lab.hijackDNS
         configuration.untrustedFallbackDetector = HijackDetector(ordinary: [IPAddressRange("127.0.0.0/8")!])
         let resolver = try TrustedResolver(configuration: configuration)

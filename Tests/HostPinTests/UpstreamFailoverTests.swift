@@ -16,7 +16,8 @@ import Testing
     private func configuration(_ upstreams: [Upstream], timeout: Duration = .seconds(1), tries: Int = 1)
         -> TrustedResolver.Configuration
     {
-        var configuration = TrustedResolver.Configuration(upstreams: upstreams)
+        // Fault servers of the test's own, which cannot answer DS/DNSKEY: DNSSEC off.
+        var configuration = TrustedResolver.Configuration.ownServer(upstreams)
         configuration.timeout = timeout
         configuration.tries = tries
         return configuration
@@ -211,7 +212,7 @@ import Testing
 
     @Test func truncatedAnswerIsRetriedOverTCPAtTheSameUpstream() async throws {
         let truncating = try await FaultServer(mode: .truncate, upstream: lab.trustedDNS)
-        let resolver = try TrustedResolver(upstreams: [truncating.address])
+        let resolver = try TrustedResolver(configuration: .ownServer([truncating.address]))
         let resolution = try await resolver.resolve("big.example.test", family: .v4)
         #expect(resolution.upstream == truncating.address)
         #expect(resolution.addresses.count == 100)

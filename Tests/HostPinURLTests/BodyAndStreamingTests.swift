@@ -108,7 +108,7 @@ extension InterceptorTests {
 
         @Test func noAddressConnectingIsCannotConnectToHost() async throws {
             // 127.0.0.12 has no listener: every address refuses.
-            let only = try TrustedResolver(upstreams: [lab.trustedDNS])
+            let only = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
             let session = URLSession(configuration: .pinned(resolver: OnlyFirstAddress(only), base: .ephemeral))
             defer { PinnedLab.reinstall() }
             let error = await #expect(throws: URLError.self) {

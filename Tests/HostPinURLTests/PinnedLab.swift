@@ -17,7 +17,7 @@ enum PinnedLab {
     static let lab: Lab? = try? Lab.current()
 
     static let resolver: CountingResolver? = lab.flatMap { lab in
-        (try? TrustedResolver(upstreams: [lab.trustedDNS])).map { CountingResolver(CachingResolver(upstream: $0)) }
+        (try? TrustedResolver(configuration: .lab([lab.trustedDNS]))).map { CountingResolver(CachingResolver(upstream: $0)) }
     }
 
     /// A session whose http(s) requests are pinned through ``resolver``, trusting the lab CA.

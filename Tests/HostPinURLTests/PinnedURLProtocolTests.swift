@@ -116,7 +116,7 @@ extension InterceptorTests {
         }
 
         @Test func nodataIsCannotFindHost() async throws {
-            let resolver = try TrustedResolver(upstreams: [lab.trustedDNS])
+            let resolver = try TrustedResolver(configuration: .lab([lab.trustedDNS]))
             let session = URLSession(configuration: .pinned(resolver: resolver, family: .v6, base: .ephemeral))
             defer { PinnedLab.reinstall() }
             let error = await #expect(throws: URLError.self) {
@@ -127,7 +127,7 @@ extension InterceptorTests {
 
         @Test func unreachableUpstreamIsDNSLookupFailed() async throws {
             let silent = try BlackHole()
-            var configuration = TrustedResolver.Configuration(upstreams: [silent.address])
+            var configuration = TrustedResolver.Configuration.ownServer([silent.address])
             configuration.budget = .milliseconds(300)
             let session = URLSession(configuration: .pinned(resolver: try TrustedResolver(configuration: configuration),
                                                             base: .ephemeral))

@@ -31,10 +31,11 @@ extension TrustedResolver {
         /// ``UpstreamFailure/Reason/hijackedAnswer(_:)`` instead. Default: every RFC 6890 block is
         /// special, no known list.
         public var untrustedFallbackDetector = HijackDetector()
-        /// How answers are validated with DNSSEC: mode, trust anchors, insecure domains. Default:
-        /// ``DNSSECConfiguration/off`` while validation is being wired through every path; it becomes
-        /// ``DNSSECMode/validate`` with the IANA root anchors (docs/ARCHITECTURE.md, "DNSSEC").
-        public var dnssec: DNSSECConfiguration = .off
+        /// How answers are validated with DNSSEC (RFC 4033–4035): mode, trust anchors, insecure domains.
+        /// Default: `DNSSECConfiguration()`, ``DNSSECMode/validate`` from the IANA root's key-signing keys
+        /// (``TrustAnchors/ianaRoot``): a bogus answer is never used. ``DNSSECConfiguration/off`` for an
+        /// upstream that cannot answer DS and DNSKEY queries (docs/ARCHITECTURE.md, "DNSSEC").
+        public var dnssec: DNSSECConfiguration = DNSSECConfiguration()
 
         /// A configuration for `upstreams` with every other setting at its default.
         public init(upstreams: [Upstream]) {

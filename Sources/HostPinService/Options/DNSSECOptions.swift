@@ -11,9 +11,10 @@ import HostPin
 /// the file (and the line), never validation silently off.
 package struct DNSSECOptions: Sendable, Equatable {
     /// The mode without `--dnssec` (and without the configuration file's `resolution.dnssec`): the one
-    /// place the default is set. `off` while validation is being wired through every path; it becomes
-    /// `validate` once the lab and every test run with it (docs/ARCHITECTURE.md, "DNSSEC").
-    package static let defaultMode: DNSSECMode = .off
+    /// place the default is set: `validate`, so every command checks signatures from the trust anchors
+    /// (the built-in IANA root keys unless `--trust-anchor` or `HOSTPIN_TRUST_ANCHOR` says otherwise)
+    /// and `--dnssec off` is asked for by name (docs/ARCHITECTURE.md, "DNSSEC").
+    package static let defaultMode: DNSSECMode = .validate
 
     /// The environment variable read when no `--trust-anchor` is given.
     package static let environmentVariable = "HOSTPIN_TRUST_ANCHOR"

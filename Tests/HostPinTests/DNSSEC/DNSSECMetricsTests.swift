@@ -39,7 +39,7 @@ import Testing
         let metrics = DNSSECMetrics()
         metrics.record(Self.addresses(.secure))
         metrics.record(.failure(.dnssecBogus(Self.bogus, [])))
-        var configuration = TrustedResolver.Configuration(upstreams: [Upstream("127.0.0.1:9")!])
+        var configuration = TrustedResolver.Configuration.ownServer([Upstream("127.0.0.1:9")!])  // never asked
         configuration.tries = 1
         let exposition = ServiceMetrics(resolver: try TrustedResolver(configuration: configuration), cache: ResolutionCache(),
                                         dnssec: metrics).exposition()

@@ -186,7 +186,9 @@ import Testing
         let warmTime = ContinuousClock.now - start
         #expect(warm.validators[0].signatureChecks == 6 + rounds)
         #expect(warm.validators[0].chainQueriesSent == 5)
-        let off = try TrustedResolver(configuration: TrustedResolver.Configuration(upstreams: [signed]))
+        var unvalidated = TrustedResolver.Configuration(upstreams: [signed])
+        unvalidated.dnssec = .off
+        let off = try TrustedResolver(configuration: unvalidated)
         let offStart = ContinuousClock.now
         for _ in 0..<rounds { _ = try await off.resolve(name, family: .v4) }
         let offTime = ContinuousClock.now - offStart
@@ -243,7 +245,9 @@ import Testing
     @Test func offModeSendsNeitherBitAndMarksNothing() async throws {
         let relay = try DelayingRelay(target: signed, delay: .zero)
         defer { relay.stop() }
-        let resolver = try TrustedResolver(configuration: TrustedResolver.Configuration(upstreams: [relay.address]))
+        var configuration = TrustedResolver.Configuration(upstreams: [relay.address])
+        configuration.dnssec = .off
+        let resolver = try TrustedResolver(configuration: configuration)
         let resolution = try await resolver.resolve(try HostName.parse("modified.example.test"), family: .v4)
         #expect(resolution.dnssec == nil)
         let queries = relay.queries.compactMap(SentDNSSECQuery.init)
