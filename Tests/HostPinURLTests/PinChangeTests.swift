@@ -65,7 +65,8 @@ extension InterceptorTests {
             let lab = try Lab.current()
             let server = try await AuthoritativeServer(zone: Self.zone(change.name, change.before))
             defer { PinnedLab.reinstall() }
-            let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .ownServer([server.address]))  // an unsigned zone of its own)
+            // An unsigned zone of its own: DNSSEC off.
+            let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .ownServer([server.address])))
             let session = URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab.caFile,
                                                             plainHTTP: change.plainHTTP, base: .ephemeral))
             defer { session.finishTasksAndInvalidate() }
