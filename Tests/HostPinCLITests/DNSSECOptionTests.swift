@@ -178,7 +178,7 @@ import Testing
         let result = try await HostPinBinary.run([command, "--help"])
         #expect(result.status == 0)
         for option in ["--dnssec validate|report|off", "--trust-anchor FILE", "--insecure-domain NAME", "HOSTPIN_TRUST_ANCHOR=FILE",
-                       "or off (default off)."] {
+                       "or off (default validate)."] {
             #expect(result.standardOutput.contains(option), "\(command): \(option)")
         }
     }

@@ -11,7 +11,7 @@ import Testing
     /// A responder on the lab's NSD (resolving and forwarding) that counts in `metrics`.
     private static func responder(_ metrics: DNSQueryMetrics, forwarder: (any DNSForwarder)? = nil,
                                   rules: Rules = Rules()) throws -> DNSResponder {
-        var configuration = TrustedResolver.Configuration.lab([try Lab.current().trustedDNS])
+        var configuration = try TrustedResolver.Configuration.lab([Lab.current().trustedDNS])
         configuration.budget = .seconds(20)  // room for a loaded machine: these tests count, they do not time
         let trusted = try TrustedResolver(configuration: configuration)
         return DNSResponder(resolver: CachingResolver(upstream: trusted), rules: rules, forwarder: forwarder ?? trusted,
