@@ -24,7 +24,7 @@ import Testing
         #expect(result.status == 4)
         #expect(CompareOutput.normalised(result.standardOutput) == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(lab.hijackDNS)): 127.0.0.66
             reason: wildcard: the local resolver answers hostpin-RANDOM.example.test, a random name that does not \
             exist (trusted side: NXDOMAIN), with 127.0.0.66 too: it answers names that do not exist
@@ -61,7 +61,7 @@ import Testing
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(lab.trustedDNS2)): 127.0.0.10
             verdict: consistent
 
@@ -98,7 +98,7 @@ import Testing
             #expect(result.status == 5)
             #expect(result.standardOutput == """
                 name: www.example.test
-                trusted (\(lab.trustedDNS)): 127.0.0.10
+                trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
                 local (\(silent)): the local resolver did not answer: \(silent): timeout
                 reason: local-failed: the local resolver gave no answer (\(silent): timeout): nothing to compare
                 verdict: inconclusive

@@ -30,7 +30,7 @@ import Testing
         #expect(result.status == 4)
         #expect(result.standardOutput == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(local.address)): 10.0.0.1
             reason: special-range: the local answer points into special-purpose blocks (RFC 6890), the trusted one \
             does not: 10.0.0.1 in 10.0.0.0/8 (private use, RFC 1918)
@@ -61,7 +61,7 @@ import Testing
         #expect(result.status == 4)
         #expect(CompareOutput.normalised(result.standardOutput) == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(local.address)): 127.0.0.77
             reason: wildcard: the local resolver answers hostpin-RANDOM.example.test, a random name that does not \
             exist (trusted side: NXDOMAIN), with 127.0.0.77 too: it answers names that do not exist
@@ -81,7 +81,7 @@ import Testing
             #expect(result.status == 4)
             #expect(result.standardOutput == """
                 name: www.example.test
-                trusted (\(lab.trustedDNS)): 127.0.0.10
+                trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
                 local (\(local.address)): 127.0.0.99
                 reason: known-hijack-address: on the known hijack list: 127.0.0.99 matches 127.0.0.96/30 (line 2: the \
                 test's portal)
@@ -127,7 +127,7 @@ import Testing
         #expect(result.status == 5)
         #expect(result.standardOutput == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(local.address)): 127.0.0.11
             reason: disjoint: 127.0.0.11 is not among the trusted addresses (127.0.0.10), and nothing marks it as a \
             hijack: CDNs and load balancers answer differently by place and time
@@ -142,7 +142,7 @@ import Testing
         #expect(result.status == 5)
         #expect(result.standardOutput == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(local.address)): www.example.test: NXDOMAIN (the name does not exist)
             reason: blocked: the local resolver says www.example.test does not exist (NXDOMAIN), the trusted side \
             resolves it to 127.0.0.10: a filter blocks the name, or its records just changed
@@ -157,7 +157,7 @@ import Testing
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             name: www.example.test
-            trusted (\(lab.trustedDNS)): 127.0.0.10
+            trusted (\(lab.trustedDNS)): 127.0.0.10 ; secure
             local (\(local.address)): 127.0.0.10
             verdict: consistent
 

@@ -57,9 +57,9 @@ import Glibc
         #expect(watch["interval"] as? Int == 1 && watch["nameInterval"] as? Int == 3600 && (watch["ordinary"] as? [Any])?.isEmpty == true)
         let log = try #require(effective["log"] as? [String: Any])
         #expect(log["level"] as? String == "info" && log["format"] as? String == "text" && log["accessLog"] is NSNull)
-        // DNSSEC: the default mode (off for now), the built-in anchors (null: no file), no insecure domain.
+        // DNSSEC: the default mode (validate), the built-in anchors (null: no file), no insecure domain.
         let resolution = try #require(effective["resolution"] as? [String: Any])
-        #expect(resolution["dnssec"] as? String == "off")
+        #expect(resolution["dnssec"] as? String == "validate")
         #expect(resolution["trustAnchors"] is NSNull)
         #expect((resolution["insecureDomains"] as? [Any])?.isEmpty == true)
     }
@@ -253,10 +253,10 @@ import Glibc
         let server = try await HostPinBinary.run(["lookup", "--config", config, "--server", lab.trustedDNS.description,
                                                   "v6only.example.test"])
         #expect(server.status == 0, "\(server.standardError)")
-        #expect(server.standardOutput == "v6only.example.test. 3600 IN AAAA ::1\n")  // the file's family 6
+        #expect(server.standardOutput == "v6only.example.test. 3600 IN AAAA ::1\n; secure\n")  // the file's family 6
         let family = try await HostPinBinary.run(["lookup", "--config", config, "--server", lab.trustedDNS.description,
                                                   "--family", "4", "www.example.test"])
-        #expect(family.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(family.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\n")
         // The file's upstreams win over HOSTPIN_UPSTREAMS.
         let environment = try await HostPinBinary.run(["lookup", "--config", config, "www.example.test"],
                                                       environment: ["HOSTPIN_UPSTREAMS": lab.trustedDNS.description])

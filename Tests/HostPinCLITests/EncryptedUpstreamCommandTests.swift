@@ -98,7 +98,7 @@ struct EncryptedUpstreamCommandTests {
         let matching = try await HostPinBinary.run(["lookup", "www.example.test", "--server", lab.dohURL,
                                                     "--pin", "dns.example.test=\(caPin);\(serverPin)"] + lab.tlsOptions)
         #expect(matching.status == 0)
-        #expect(matching.standardOutput.hasSuffix(" IN A 127.0.0.10\n"))
+        #expect(matching.standardOutput.hasSuffix(" IN A 127.0.0.10\n; secure\n"))
 
         let other = try await HostPinBinary.run(["lookup", "www.example.test", "--server", lab.dohURL,
                                                  "--pin", "dns.example.test=\(caPin)"] + lab.tlsOptions)

@@ -76,11 +76,14 @@ import Testing
             #expect(result.standardError == "")
             #expect(result.standardOutput == """
                 www.example.test. 3600 IN A 127.0.0.10
+                ; secure
                 cdn.example.test. 3600 IN A 127.0.0.11
+                ; secure
                 alias.example.test. 5 IN CNAME www.example.test.
-                www.example.test. 3600 IN A 127.0.0.10
+                www.example.test. 5 IN A 127.0.0.10
+                ; secure
 
-                """)
+                """)  // validated: the secure verdict caps alias's answer by the CNAME's 5 s
         }
     }
 
@@ -88,7 +91,7 @@ import Testing
         let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
                                                  input: "www.example.test\nbad..name\nnx.example.test\ncdn.example.test\n")
         #expect(result.status == 2)
-        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\ncdn.example.test. 3600 IN A 127.0.0.11\n")
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\ncdn.example.test. 3600 IN A 127.0.0.11\n; secure\n")
         #expect(result.standardError == """
             hostpin: 'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)
             hostpin: nx.example.test: NXDOMAIN (the name does not exist)
@@ -124,7 +127,7 @@ import Testing
         let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
                                                  input: "\(long)\nwww.example.test\n")
         #expect(result.status == 2)
-        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\n")
         #expect(result.standardError == "hostpin: '\(String(repeating: "a", count: 40))…' is not a valid host name: "
                     + "it is 100000 octets long, more than 253\n")
     }
@@ -135,8 +138,11 @@ import Testing
         #expect(result.status == 0)
         #expect(result.standardOutput == """
             cdn.example.test. 3600 IN A 127.0.0.11
+            ; secure
             www.example.test. 3600 IN A 127.0.0.10
+            ; secure
             cdn.example.test. 3600 IN A 127.0.0.11
+            ; secure
 
             """)
     }

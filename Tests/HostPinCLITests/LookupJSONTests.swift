@@ -70,7 +70,9 @@ import Testing
         let objects = try objects(result)
         #expect(objects.count == 3)
         #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "refused.fault.test"])
-        #expect(Set(objects[0].keys) == ["name", "error", "code", "source"])
+        // A validated NXDOMAIN carries its denial's status (example.test is signed: secure).
+        #expect(Set(objects[0].keys) == ["name", "error", "code", "source", "dnssec"])
+        #expect(objects[0]["dnssec"] as? String == "secure")
         #expect(objects[0]["code"] as? String == "nxdomain")
         #expect(objects[0]["error"] as? String == "nx.example.test: NXDOMAIN (the name does not exist)")
         #expect(objects[0]["source"] as? String == "upstream")
@@ -88,7 +90,9 @@ import Testing
         let objects = try objects(result)
         #expect(objects.map { $0["code"] as? String } == ["nxdomain", "nxdomain", "nodata", "nodata"])
         #expect(objects.map { $0["source"] as? String } == ["upstream", "negativeCache", "upstream", "negativeCache"])
-        #expect(objects.allSatisfy { Set($0.keys) == ["name", "error", "code", "source"] })
+        // Validated negative answers, from the upstream and from the negative cache alike, carry their status.
+        #expect(objects.allSatisfy { Set($0.keys) == ["name", "error", "code", "source", "dnssec"] })
+        #expect(objects.map { $0["dnssec"] as? String } == ["secure", "secure", "secure", "secure"])
     }
 
     @Test func literalWithoutAnAddressOfTheFamilyIsNodataFromTheLiteral() async throws {

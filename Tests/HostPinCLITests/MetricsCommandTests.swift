@@ -209,7 +209,9 @@ import Glibc
         let samples = Self.samples(text)
         #expect(samples.contains(#"hostpin_proxy_requests_total{kind="http",code="200"} 1"#), "\(text)")
         #expect(samples.contains("hostpin_cache_misses_total 1"))
-        #expect(samples.contains("hostpin_upstream_queries_total{upstream=\"\(lab.trustedDNS)\"} 2"))  // A and AAAA
+        // A and AAAA, and the chain's five validation queries (. DNSKEY, test. DS and DNSKEY, example.test. DS
+        // and DNSKEY; the lab's signed world, HOSTPIN_TRUST_ANCHOR).
+        #expect(samples.contains("hostpin_upstream_queries_total{upstream=\"\(lab.trustedDNS)\"} 7"), "\(text)")
         #expect(!text.contains("hostpin_dns_queries_total"))  // no stub in this command
         let check = try await Self.promtoolCheck(text)
         #expect(check.status == 0, "promtool: \(check.standardOutput)\(check.standardError)")

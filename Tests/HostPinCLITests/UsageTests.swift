@@ -109,7 +109,7 @@ import Testing
         let result = try await HostPinBinary.run(["lookup", "--server=\(lab.trustedDNS)", "--family=4", "--timeout=1.5",
                                             "--", "www.example.test"])
         #expect(result.status == 0)
-        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
+        #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\n")
     }
 
     @Test func optionAfterDoubleDashIsAName() async throws {
