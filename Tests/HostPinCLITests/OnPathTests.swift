@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// The on-path case, end to end: inside `scripts/lab onpath` every packet to port 53 goes to the hijacker,
-/// so a plain trusted upstream answers the hijacker's 127.0.0.66, while DoH and DoT to dns.example.test
+/// so a plain trusted upstream answers the hijacker's 127.0.0.66 (with `--dnssec off`; validating, that
+/// unsigned answer is bogus and the next upstream, DoH, answers secure), while DoH and DoT to dns.example.test
 /// (certificate verified against that name) answer the zone's 127.0.0.10, and `compare` calls the plain
 /// answer hijacked (the box answers every name: the wildcard probe shows it); and programs that know
 /// nothing of HostPin (getent, curl) reach the hijacker through the system's resolver until it names
@@ -20,7 +21,9 @@ struct OnPathTests {
         hostpin=$1
         tls=(--bootstrap "dns.example.test=$LAB_DNS_TLS_ADDR" --ca-file "$LAB_CA_FILE")
         run() { local name=$1; shift; echo "== $name"; "$hostpin" "$@" 2>&1; echo "rc=$?"; }
-        run plain lookup www.example.test --server 127.0.0.1:53
+        run plain lookup www.example.test --server 127.0.0.1:53 --dnssec off
+        run bogus lookup www.example.test --server 127.0.0.1:53 --trust-anchor "$LAB_TRUST_ANCHOR"
+        run next lookup www.example.test --server 127.0.0.1:53 --server "$LAB_DOH_URL" "${tls[@]}" --trust-anchor "$LAB_TRUST_ANCHOR"
         run doh lookup www.example.test --server "$LAB_DOH_URL" "${tls[@]}"
         run dot lookup www.example.test --server "$LAB_DOT_SERVER" "${tls[@]}"
         run compare compare www.example.test --server "$LAB_DOH_URL" "${tls[@]}" --local 127.0.0.1:53
@@ -76,15 +79,24 @@ struct OnPathTests {
         #expect(plain.count == 2 && plain[0].hasPrefix("www.example.test. ") && plain[0].hasSuffix(" IN A 127.0.0.66"),
                 "\(plain)")
         #expect(plain.last == "rc=0")
+        // Validating (HostPin's default) from the lab root: the box cannot sign, so its answer is bogus...
+        let bogus = try #require(sections["bogus"])
+        #expect(bogus.count == 2 && bogus[0].hasPrefix("hostpin: www.example.test: DNSSEC validation failed (bogus): ")
+                    && !bogus[0].contains("127.0.0.66"), "\(bogus)")
+        #expect(bogus.last == "rc=3")
+        // ...and with DoH after it in the list, the next upstream's answer is the truth, secure.
+        let next = try #require(sections["next"])
+        #expect(next.count == 3 && next[0].hasPrefix("www.example.test. ") && next[0].hasSuffix(" IN A 127.0.0.10"), "\(next)")
+        #expect(next.dropFirst().elementsEqual(["; secure", "rc=0"]), "\(next)")
         for transport in ["doh", "dot"] {
             let lines = try #require(sections[transport])
-            #expect(lines.count == 2 && lines[0].hasPrefix("www.example.test. ") && lines[0].hasSuffix(" IN A 127.0.0.10"),
+            #expect(lines.count == 3 && lines[0].hasPrefix("www.example.test. ") && lines[0].hasSuffix(" IN A 127.0.0.10"),
                     "\(transport): \(lines)")
-            #expect(lines.last == "rc=0")
+            #expect(lines.dropFirst().elementsEqual(["; secure", "rc=0"]), "\(transport): \(lines)")
         }
         #expect(sections["compare"]?.map(CompareOutput.normalised) == [
             "name: www.example.test",
-            "trusted (https://dns.example.test/dns-query): 127.0.0.10",
+            "trusted (https://dns.example.test/dns-query): 127.0.0.10 ; secure",
             "local (127.0.0.1:53): 127.0.0.66",
             "reason: wildcard: the local resolver answers hostpin-RANDOM.example.test, a random name that does not "
                 + "exist (trusted side: NXDOMAIN), with 127.0.0.66 too: it answers names that do not exist",
