@@ -78,10 +78,11 @@ struct PassRuleHijackerOptInTests {
         #expect(pin.lines.contains("origin=www host=www.example.test"), "\(pin)")
         #expect(pin.lines.contains("* www.example.test: 127.0.0.10 (pinned)"), "\(pin)")
         #expect(pin.status == "rc=0 trusted=0 hijacker=0", "\(pin)")
-        // No rule: the trusted upstream is asked (A and AAAA), the system's resolver is not.
+        // No rule: the trusted upstream is asked (A and AAAA, and validating from the lab root the chain's five
+        // DNSKEY and DS queries), the system's resolver is not.
         let none = try #require(sections["none"])
         #expect(none.lines.contains("origin=www host=www.example.test"), "\(none)")
         #expect(none.lines.contains("* www.example.test: 127.0.0.10 (upstream)"), "\(none)")
-        #expect(none.status == "rc=0 trusted=2 hijacker=0", "\(none)")
+        #expect(none.status == "rc=0 trusted=7 hijacker=0", "\(none)")
     }
 }

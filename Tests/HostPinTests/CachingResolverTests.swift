@@ -15,7 +15,7 @@ import Testing
         // The relay holds queries for 300 ms, so all fifty callers miss while the first query is out.
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let before = try await lab.countedQueries()
         let answers = try await withThrowingTaskGroup(of: Resolution.self) { group in
             for _ in 0..<50 { group.addTask { try await resolver.resolve("www.example.test", family: .any) } }
@@ -31,7 +31,7 @@ import Testing
     @Test func concurrentMissesShareTheError() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(200))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let name = try HostName.parse("nx.example.test")
         let before = try await lab.countedQueries()
         let errors = await withTaskGroup(of: ResolutionError?.self) { group in
@@ -50,7 +50,7 @@ import Testing
     @Test func cancellingOneWaiterLeavesTheOthersTheAnswer() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let first = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         let second = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(100))
@@ -63,7 +63,7 @@ import Testing
     @Test func batchLeadsAFlightThatATaskJoinsAndCachesTheAnswer() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let cdn = try HostName.parse("cdn.example.test")
         let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
         let batch = resolver.resolveMany(family: .v4, concurrency: 4) { sink.yield(($0, $1)) }
@@ -89,7 +89,7 @@ import Testing
     @Test func batchJoinsAFlightATaskLeads() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(50))
         let (outcomes, sink) = AsyncStream.makeStream(of: Result<ResolutionOutcome, ResolutionError>.self)
@@ -105,7 +105,7 @@ import Testing
     @Test func batchResolvesAtMostConcurrencyNamesAtOnceAndReportsEach() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
         let batch = resolver.resolveMany(family: .v4, concurrency: 2) { sink.yield(($0, $1)) }
         let names = ["www", "cdn", "nx", "www", "cdn", "alias"]
@@ -128,7 +128,7 @@ import Testing
     @Test func callerCancelledBeforeItJoinsIsCancelled() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([relay.address])))
+        let resolver = CachingResolver(upstream: try counted(relay.address))
         let leader = Task { try await resolver.resolve("cdn.example.test", family: .v4) }
         try await Task.sleep(for: .milliseconds(50))
         let joiner = Task {
@@ -166,7 +166,7 @@ import Testing
 
     @Test func hitIsServedFromCacheUntilTTLThenAskedAgain() async throws {
         let clock = ManualClock()
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])),
+        let resolver = CachingResolver(upstream: try counted(lab.countDNS),
                                        cache: ResolutionCache(clock: clock))
         let before = try await lab.countedQueries()
         let first = try await resolver.resolve("short.example.test", family: .v4)
@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func zeroTTLAnswerIsAskedEveryTime() async throws {
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])))
+        let resolver = CachingResolver(upstream: try counted(lab.countDNS))
         let before = try await lab.countedQueries()
         for _ in 0..<3 {
             let answer = try await resolver.resolve("zero.example.test", family: .v4)
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func ipLiteralsMakeNoQuery() async throws {
-        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: .lab([lab.countDNS])))
+        let resolver = CachingResolver(upstream: try counted(lab.countDNS))
         let before = try await lab.countedQueries()
         for literal in ["127.0.0.10", "::1", "[::1]", "localhost"] {
             let answer = try await resolver.resolve(literal)
@@ -203,4 +203,12 @@ import Testing
         }
         #expect(try await lab.countedQueries() - before == 0)
     }
+}
+
+/// A resolver on `upstream` (a relay to the counting NSD, or that NSD) that does not validate: these tests
+/// count the queries of the answers themselves, to which validation would add its DNSKEY and DS queries.
+private func counted(_ upstream: Upstream) throws -> TrustedResolver {
+    var configuration = TrustedResolver.Configuration(upstreams: [upstream])
+    configuration.dnssec = .off
+    return try TrustedResolver(configuration: configuration)
 }
