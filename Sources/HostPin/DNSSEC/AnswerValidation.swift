@@ -42,6 +42,9 @@ package struct AnswerValidation: Sendable {
     private var requests = 0
     /// TTLs of the chain's RRsets verified so far, by position, so a later step does not check them again.
     private var verifiedTTLs: [Int: UInt32] = [:]
+    /// The zone whose keys verified each of the chain's RRsets, by position: a denial counts only from
+    /// the zone that holds the name.
+    private var verifiedSigners: [Int: WireName] = [:]
     /// Why the chain's RRsets found insecure so far are, by position.
     private var insecurePositions: [Int: String] = [:]
     /// The DNSKEY sets validated so far in this resolution, by zone apex.
@@ -155,14 +158,25 @@ package struct AnswerValidation: Sendable {
                         return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
                     }
                     verifiedTTLs[position] = min(verified.ttl, keysTTL)
+                    verifiedSigners[position] = signer
                     ttl = min(ttl, verified.ttl, keysTTL)
                 }
             }
         }
         if let insecurity { return .verdict(.insecure(why: insecurity)) }
         if claim != .answer {
-            let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
-            let nsec3s = chain.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
+            // Only the name's own zone (or an ancestor, whose delegation NSECs DenialProof reads apart) speaks
+            // for it: an NSEC3 lies at a hash label under its signer, and an NSEC's or NSEC3's signer is an
+            // ancestor-or-self of the name (RFC 4035 §5.4, RFC 5155 §8.3). Otherwise any signed zone could
+            // deny any name — a child's last NSEC wraps round to cover the parent's names after it, and
+            // an NSEC3's match is its first label only — or, with NSEC3 iterations above the cap, make it
+            // insecure.
+            let proofs = chain.indices.filter { position in
+                guard let zone = verifiedSigners[position], zone.isAncestorOrSelf(of: end) else { return false }
+                return chain[position].type != DNSSECRecord.Kind.nsec3 || chain[position].owner.parent == zone
+            }.map { chain[$0] }
+            let nsecs = proofs.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
+            let nsec3s = proofs.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
             let proven = claim == .nodata
                 ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
                     || DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)

@@ -2,15 +2,23 @@
 /// `val_nsec`, `val_nsec3`), over records whose signatures ``AnswerValidation`` has already verified.
 package enum DenialProof {
     /// NODATA: an NSEC at `name` whose bitmap lists neither `type` nor CNAME. An NSEC listing NS without SOA
-    /// is the parent's side of a delegation and proves nothing about the child's types (only about DS).
+    /// is the parent's side of a delegation and proves nothing about the child's types (only about DS);
+    /// one listing SOA is the child's apex and proves nothing about the DS, which only the parent holds
+    /// (RFC 6840 §4.1, both sides).
     package static func provesNODATA(name: WireName, type: UInt16, nsecs: [DNSSECRecord]) -> Bool {
         nsecs.contains { nsec in
             guard nsec.owner == name, !NSECRecord.lists(nsec, type: type),
                   !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.cname)
             else { return false }
-            let parentSide = NSECRecord.lists(nsec, type: DNSSECRecord.Kind.ns) && !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.soa)
-            return !parentSide || type == DNSSECRecord.Kind.ds
+            return provesOnItsSide(type: type, lists: { NSECRecord.lists(nsec, type: $0) })
         }
+    }
+
+    /// Whether a record at a name whose bitmap lacks `type` proves it absent there, by the side of a zone cut
+    /// the bitmap shows: parent side (NS without SOA) only for DS, child apex (SOA) for anything but DS.
+    private static func provesOnItsSide(type: UInt16, lists: (UInt16) -> Bool) -> Bool {
+        if lists(DNSSECRecord.Kind.soa) { return type != DNSSECRecord.Kind.ds }
+        return !lists(DNSSECRecord.Kind.ns) || type == DNSSECRecord.Kind.ds
     }
 
     /// NXDOMAIN: an NSEC covering `name`, and one covering the wildcard at its closest encloser (the
@@ -31,10 +39,13 @@ package enum DenialProof {
     }
 
     /// NODATA under NSEC3 (RFC 5155 §8.5): an NSEC3 matching `name`, hashed with its own parameters,
-    /// whose bitmap lists neither `type` nor CNAME. Records with another hash algorithm or too many
-    /// iterations are never hashed (see ``NSEC3Record``).
+    /// whose bitmap lists neither `type` nor CNAME, read by the side of a cut as an NSEC is (RFC 6840 §4.1).
+    /// Records with another hash algorithm or too many iterations are never hashed (see ``NSEC3Record``).
     package static func provesNODATA(name: WireName, type: UInt16, nsec3s: [NSEC3Record]) -> Bool {
-        nsec3s.contains { $0.matches(name) && !$0.lists(type) && !$0.lists(DNSSECRecord.Kind.cname) }
+        nsec3s.contains { nsec3 in
+            nsec3.matches(name) && !nsec3.lists(type) && !nsec3.lists(DNSSECRecord.Kind.cname)
+                && provesOnItsSide(type: type, lists: nsec3.lists)
+        }
     }
 
     /// NXDOMAIN under NSEC3 (RFC 5155 §8.4): the closest encloser proof — an NSEC3 matching an ancestor
