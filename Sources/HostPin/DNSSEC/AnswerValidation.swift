@@ -104,6 +104,11 @@ package struct AnswerValidation: Sendable {
             (chain, end) = reason.chain
         }
         if claim != .answer {
+            let denials = authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.nsec3 }
+            guard denials.reduce(0, { $0 + $1.records.count }) <= limits.denialRecordsPerAnswer else {
+                let rrset = denials.max { $0.records.count < $1.records.count }!
+                return .verdict(.bogus(BogusReason(rrset, problem: .capReached(.denialRecordsPerAnswer))))
+            }
             // A negative answer's own RRsets: the NSECs of its proof and the zone's SOA, each to be verified.
             // NSEC3 records of another hash algorithm are dropped before ldns sees them (RFC 5155 §8.1).
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }

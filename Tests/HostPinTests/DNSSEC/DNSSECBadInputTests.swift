@@ -244,3 +244,83 @@ import Testing
         #expect(reason.problem == .answerMissing)
     }
 }
+
+/// Work bounds on inputs the per-signature caps do not see (issue 28, "within the budget").
+@Suite struct DNSSECWorkBoundTests {
+    /// One signed NSEC3 RRset of 1 000 records at one owner, each with its own salt and 150 iterations
+    /// (so no hash is shared), against an NXDOMAIN for a name of 100 labels: the closest-encloser search
+    /// would hash every ancestor with every record (CVE-2023-50868).
+    @Test func nsec3RecordsWithManySaltsStayWithinTheBudget() throws {
+        let zones = try SignedZones(["bad.test."], anchored: ["bad.test."])
+        let owner = "\(try nsec3Label("zz.bad.test.")).bad.test."
+        let records = try (0..<1000).map { number in
+            try #require(DNSSECRecord(presentation: "\(owner) 60 IN NSEC3 1 0 150 \(String(format: "%04X", number)) 0123456789abcdefghijklmnopqrstuv A RRSIG"))
+        }
+        let name = (0..<100).map { _ in "a" }.joined(separator: ".") + ".bad.test"
+        let started = ContinuousClock.now
+        let verdict = try zones.verdict(name, answer: [], authority: try zones.signed(records, by: "bad.test."), claim: .nxdomain)
+        let elapsed = ContinuousClock.now - started
+        guard case .bogus(let reason)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(reason.problem == .capReached(.denialRecordsPerAnswer))
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+    }
+
+    /// The same with NSEC: 1 000 records at one owner, each covering the name, each compared with every
+    /// other for the wildcard; a proof of two NSECs is read as before.
+    @Test func nsecRecordsByTheThousandStayWithinTheBudget() throws {
+        let zones = try SignedZones(["bad.test."], anchored: ["bad.test."])
+        let records = try (0..<1000).map { number in
+            try #require(DNSSECRecord(presentation: "a.bad.test. 60 IN NSEC z\(number).bad.test. A RRSIG NSEC"))
+        }
+        let started = ContinuousClock.now
+        let verdict = try zones.verdict("b.bad.test", answer: [], authority: try zones.signed(records, by: "bad.test."), claim: .nxdomain)
+        let elapsed = ContinuousClock.now - started
+        guard case .bogus(let reason)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(reason.problem == .capReached(.denialRecordsPerAnswer))
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+        let cover = try #require(DNSSECRecord(presentation: "a.bad.test. 60 IN NSEC z.bad.test. A RRSIG NSEC"))
+        let apex = try #require(DNSSECRecord(presentation: "bad.test. 60 IN NSEC a.bad.test. NS SOA RRSIG NSEC DNSKEY"))
+        let few = try zones.verdict("b.bad.test", answer: [], authority: try zones.signed([cover], by: "bad.test.")
+                                        + zones.signed([apex], by: "bad.test."), claim: .nxdomain)
+        #expect(few?.kind == "secure", "\(String(describing: few))")
+    }
+
+    /// 100 DNSKEYs sharing one key tag and 1 000 DS records with that tag: each pairing is a digest.
+    @Test func dsRecordsSharingTheKeysTagStayWithinTheBudget() throws {
+        let key = try TestKey(zone: "bad.test.")
+        let tag = try #require(DNSKEYData(key.dnskey.rdata)).keyTag
+        var impostors: [DNSSECRecord] = []
+        var index = 0
+        while impostors.count < 100 {
+            var copy = key.dnskey
+            let first = 4 + 2 * (index % 32), second = 4 + 2 * ((index / 32 + index % 32 + 1) % 32)
+            index += 1
+            guard first != second, copy.rdata[first] != copy.rdata[second] else { continue }
+            copy.rdata.swapAt(first, second)
+            if DNSKEYData(copy.rdata)?.keyTag == tag, !impostors.contains(copy) { impostors.append(copy) }
+        }
+        let now = nowSeconds()
+        let set = try #require(RRset.group(impostors + [key.dnskey] + (try key.sign(impostors + [key.dnskey], inception: now - 3600, expiration: now + 86400))).first)
+        let ds = (0..<1000).map { number in
+            DNSSECRecord(owner: key.zone, type: DNSSECRecord.Kind.ds, ttl: 3600,
+                         rdata: [UInt8(tag >> 8), UInt8(tag & 0xFF), 13, 2] + (0..<32).map { _ in UInt8(truncatingIfNeeded: number) })
+        }
+        var budget = ValidationBudget(checks: 64)
+        let started = ContinuousClock.now
+        let keys = ZoneKeys.validate(zone: key.zone, dnskeys: set, ds: ds, now: now, limits: ValidationLimits(), budget: &budget)
+        let elapsed = ContinuousClock.now - started
+        guard case .bogus(let reason) = keys else { Issue.record("\(keys)"); return }
+        #expect(reason.problem == .capReached(.signaturesPerRRset))
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+        // The real key's DS behind 100 impostors' with its tag: the key cap (4 keys a DS) stops it too.
+        var keyBudget = ValidationBudget(checks: 64)
+        let behind = ZoneKeys.validate(zone: key.zone, dnskeys: set, ds: [try key.ds(digestType: 2)], now: now,
+                                       limits: ValidationLimits(), budget: &keyBudget)
+        guard case .bogus(let keyReason) = behind else { Issue.record("\(behind)"); return }
+        #expect(keyReason.problem == .capReached(.keysPerSignature))
+        // Ahead of them, it matches.
+        let set2 = try #require(RRset.group([key.dnskey] + impostors + (try key.sign([key.dnskey] + impostors, inception: now - 3600, expiration: now + 86400))).first)
+        guard case .secure = ZoneKeys.validate(zone: key.zone, dnskeys: set2, ds: [try key.ds(digestType: 2)], now: now,
+                                               limits: ValidationLimits(), budget: &keyBudget) else { Issue.record("not secure"); return }
+    }
+}
