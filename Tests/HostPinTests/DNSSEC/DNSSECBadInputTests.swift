@@ -289,16 +289,7 @@ import Testing
     @Test func dsRecordsSharingTheKeysTagStayWithinTheBudget() throws {
         let key = try TestKey(zone: "bad.test.")
         let tag = try #require(DNSKEYData(key.dnskey.rdata)).keyTag
-        var impostors: [DNSSECRecord] = []
-        var index = 0
-        while impostors.count < 100 {
-            var copy = key.dnskey
-            let first = 4 + 2 * (index % 32), second = 4 + 2 * ((index / 32 + index % 32 + 1) % 32)
-            index += 1
-            guard first != second, copy.rdata[first] != copy.rdata[second] else { continue }
-            copy.rdata.swapAt(first, second)
-            if DNSKEYData(copy.rdata)?.keyTag == tag, !impostors.contains(copy) { impostors.append(copy) }
-        }
+        let impostors = try key.impostors(100)
         let now = nowSeconds()
         let set = try #require(RRset.group(impostors + [key.dnskey] + (try key.sign(impostors + [key.dnskey], inception: now - 3600, expiration: now + 86400))).first)
         let ds = (0..<1000).map { number in

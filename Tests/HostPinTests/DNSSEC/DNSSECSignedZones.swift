@@ -84,6 +84,26 @@ extension TestKey {
     }
 }
 
+extension TestKey {
+    /// `count` DNSKEYs with this key's tag (KeyTrap, CVE-2023-50387): its RDATA with public-key octets
+    /// swapped between even positions, which keeps the RFC 4034 Appendix B sum.
+    func impostors(_ count: Int) throws -> [DNSSECRecord] {
+        let tag = try #require(DNSKEYData(dnskey.rdata)).keyTag
+        var impostors: [DNSSECRecord] = []
+        var index = 0
+        while impostors.count < count, index < 32 * 32 * 4 {
+            var copy = dnskey
+            let first = 4 + 2 * (index % 32), second = 4 + 2 * ((index / 32 + index % 32 + 1) % 32)
+            index += 1
+            guard first != second, copy.rdata[first] != copy.rdata[second] else { continue }
+            copy.rdata.swapAt(first, second)
+            if DNSKEYData(copy.rdata)?.keyTag == tag, !impostors.contains(copy) { impostors.append(copy) }
+        }
+        try #require(impostors.count == count, "only \(impostors.count) impostors")
+        return impostors
+    }
+}
+
 /// The NSEC3 hash of `name` (SHA-1, RFC 5155 §5) as the base32hex label an NSEC3 owner carries, by ldns.
 func nsec3Label(_ name: String, iterations: UInt16 = 0, salt: [UInt8] = []) throws -> String {
     let rdf = try #require(ldns_dname_new_frm_str(name))
