@@ -315,3 +315,20 @@ import Testing
                                                limits: ValidationLimits(), budget: &keyBudget) else { Issue.record("not secure"); return }
     }
 }
+
+extension DNSSECWorkBoundTests {
+    /// A 64 KiB reply holds about 6 000 A records of one RRset (16 octets each, the owner compressed):
+    /// grouping them (duplicates dropped) stays linear.
+    @Test func groupingAFullReplysRecordsStaysWithinTheBudget() throws {
+        let owner = try #require(WireName("www.bad.test"))
+        let records = (0..<6000).map { (number: Int) -> DNSSECRecord in
+            let rdata: [UInt8] = [10, 0, UInt8(number >> 8), UInt8(truncatingIfNeeded: number)]
+            return DNSSECRecord(owner: owner, type: DNSSECRecord.Kind.a, ttl: 60, rdata: rdata)
+        }
+        let started = ContinuousClock.now
+        let sets = RRset.group(records + records)
+        let elapsed = ContinuousClock.now - started
+        #expect(sets.count == 1 && sets.first?.records.count == 6000)
+        #expect(elapsed < .seconds(1), "\(elapsed)")
+    }
+}
