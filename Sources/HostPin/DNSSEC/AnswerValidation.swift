@@ -239,10 +239,11 @@ package struct AnswerValidation: Sendable {
         var chain: [RRset] = []
         var name = question
         for _ in 0...limits.chainQueries {
-            if let final = answer.first(where: { $0.owner == name && $0.type == questionType }) {
+            // An RRset of RRSIGs alone (the records they cover absent) is no answer.
+            if let final = answer.first(where: { $0.owner == name && $0.type == questionType && !$0.records.isEmpty }) {
                 return .success(chain + [final])
             }
-            guard let link = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.cname }),
+            guard let link = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.cname && !$0.records.isEmpty }),
                   let target = link.records.first.flatMap({ WireName.read($0.rdata)?.name })
             else { break }
             chain.append(link)

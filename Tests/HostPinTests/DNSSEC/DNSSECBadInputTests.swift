@@ -146,6 +146,24 @@ import Testing
         }
     }
 
+    /// An RRSIG whose RRset is absent (found by the fuzz target dnssec-validator): the answer's RRSIG over
+    /// A without the A records, and a negative answer's NSEC RRSIGs without their NSECs. ldns's
+    /// `ldns_verify_rrsig_time` reads the first record of the list it is given: on an empty one it
+    /// dereferenced NULL.
+    @Test func rrsigWithoutItsRRsetIsBogusNotACrash() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("www.example.test"))
+        let signaturesOnly = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a).answer.filter { $0.type == DNSSECRecord.Kind.rrsig }
+        #expect(!signaturesOnly.isEmpty)
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: signaturesOnly, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .answerMissing)
+        let verdict = try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain) { records in
+            records.filter { $0.type != DNSSECRecord.Kind.nsec }
+        }
+        #expect(verdict?.kind == "bogus", "\(String(describing: verdict))")
+    }
+
     /// The expansion of *.wild.example.test with its covering NSEC, that NSEC's RRSIG taken away.
     @Test func wildcardExpansionWhoseNSECIsUnsignedIsBogus() throws {
         let (lab, anchors) = try LabZones.current()
