@@ -350,3 +350,34 @@ extension DNSSECWorkBoundTests {
         #expect(elapsed < .seconds(1), "\(elapsed)")
     }
 }
+
+/// NSEC and NSEC3 records without their fields, handed to the readers that run before any signature is
+/// checked (a wildcard's proof, an empty non-terminal's): they cover and list nothing.
+@Suite struct DNSSECShortRecordTests {
+    @Test(arguments: [[], [3, 0x61], [0x40]] as [[UInt8]])
+    func nsecWithoutItsFieldsCoversAndListsNothing(_ rdata: [UInt8]) throws {
+        let nsec = DNSSECRecord(owner: try #require(WireName("a.bad.test")), type: DNSSECRecord.Kind.nsec, ttl: 60, rdata: rdata)
+        #expect(!NSECRecord.covers(nsec, try #require(WireName("b.bad.test"))))
+        #expect(!NSECRecord.lists(nsec, type: DNSSECRecord.Kind.a))
+    }
+
+    /// RFC 5155: a SHA-1 NSEC3's next hashed owner is 20 octets (§3.1.7), and a validator ignores NSEC3s
+    /// with flags other than 0 or 1 (§8.2). Cut short, or with an empty next hash (which covered every
+    /// name after its owner), the record is not read.
+    @Test(arguments: [[], [1, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0], [1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 19] + [UInt8](repeating: 0, count: 19),
+                      [1, 2, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)] as [[UInt8]])
+    func nsec3WithoutItsFieldsIsNotRead(_ rdata: [UInt8]) throws {
+        let nsec3 = DNSSECRecord(owner: try #require(WireName("\(String(repeating: "0", count: 32)).bad.test")),
+                                 type: DNSSECRecord.Kind.nsec3, ttl: 60, rdata: rdata)
+        #expect(NSEC3Record(nsec3) == nil)
+    }
+
+    @Test func nsec3WithAFullNextHashIsRead() throws {
+        let rdata: [UInt8] = [1, 1, 0, 0, 0, 20] + [UInt8](repeating: 0xFF, count: 20)
+        let nsec3 = DNSSECRecord(owner: try #require(WireName("\(String(repeating: "0", count: 32)).bad.test")),
+                                 type: DNSSECRecord.Kind.nsec3, ttl: 60, rdata: rdata)
+        let record = try #require(NSEC3Record(nsec3))
+        #expect(record.nextLabel == Array(String(repeating: "v", count: 32).utf8))
+        #expect(record.covers(try #require(WireName("b.bad.test"))))
+    }
+}
