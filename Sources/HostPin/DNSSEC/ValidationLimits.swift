@@ -7,7 +7,7 @@ public struct ValidationLimits: Sendable, Hashable {
     package var keysPerSignature = 4
     /// RRSIGs tried for one RRset; also the DS records of one DS RRset matched against the zone's keys.
     package var signaturesPerRRset = 8
-    /// NSEC and NSEC3 records a negative answer may carry: a proof needs at most 3 (RFC 5155 §7.2.1–7.2.6),
+    /// NSEC and NSEC3 records a negative answer (or a DS reply read for a no-DS proof) may carry: a proof needs at most 3 (RFC 5155 §7.2.1–7.2.6),
     /// while each is compared with every name of the proof, and each NSEC3 hashes them with its own salt and
     /// iterations (CVE-2023-50868: one signed NSEC3 RRset of a thousand records, one salt each).
     package var denialRecordsPerAnswer = 8

@@ -381,3 +381,25 @@ extension DNSSECWorkBoundTests {
         #expect(record.covers(try #require(WireName("b.bad.test"))))
     }
 }
+
+extension DNSSECWorkBoundTests {
+    /// A DS reply of 1 000 NSEC3 RRsets (unsigned: they are hashed before any is verified), a salt each
+    /// and 150 iterations, for a name 12 labels deep: the no-DS proof's closest-encloser search would hash
+    /// every ancestor with each.
+    @Test func dsReplyOfThousandNSEC3sStaysWithinTheBudget() throws {
+        let key = try TestKey(zone: "bad.test.")
+        let records = try (0..<1000).map { number in
+            try #require(DNSSECRecord(presentation:
+                "\(String(format: "%032d", number)).bad.test. 60 IN NSEC3 1 1 150 \(String(format: "%04X", number)) 0123456789abcdefghijklmnopqrstuv A RRSIG"))
+        }
+        let name = try #require(WireName((0..<10).map { _ in "a" }.joined(separator: ".") + ".bad.test"))
+        var budget = ValidationBudget(checks: 64)
+        let started = ContinuousClock.now
+        let proof = NoDSProof.read(RRset.group(records), name: name, zone: key.zone, keys: [key.dnskey], now: nowSeconds(),
+                                   limits: ValidationLimits(), budget: &budget)
+        let elapsed = ContinuousClock.now - started
+        guard case .bogus(let reason) = proof else { Issue.record("\(proof)"); return }
+        #expect(reason.problem == .capReached(.denialRecordsPerAnswer))
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+    }
+}
