@@ -68,6 +68,7 @@ public func fuzzDNSSECValidator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     var first = AnswerValidation(name: question.name, type: question.type, answer: reply.answer, authority: reply.authority,
                                  claim: claim, anchors: anchors, now: now, limits: limits)
     let verdict = run(&first, limits: limits, answer: answer)
+    if printsVerdicts { print("\(question.name) \(RRset.typeName(question.type)) \(claim): \(verdict)") }
     property(first.checksSpent <= limits.checksPerResolution,
              "\(first.checksSpent) signature checks, above the cap of \(limits.checksPerResolution)")
     if anchors.closest(to: question.name) == nil {
@@ -89,6 +90,10 @@ public func fuzzDNSSECValidator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     }
     return 0
 }
+
+/// `FUZZ_DNSSEC_VERDICTS=1` prints each input's verdict (`scripts/fuzz run dnssec-validator Fuzz/Seeds/dnssec-validator/*`
+/// shows the seeds' verdicts beside the signed lab's table).
+let printsVerdicts = ProcessInfo.processInfo.environment["FUZZ_DNSSEC_VERDICTS"] == "1"
 
 /// Drives `validation` to its verdict; a request past the chain-query cap, or no verdict after it, breaks
 /// the property.
