@@ -30,10 +30,11 @@ public struct MetricsOptions: Sendable {
         }
     }
 
-    /// The counters the stub and the proxy fill, made only when the endpoint is on (else nothing is
-    /// counted): the stub's when the command runs one, the proxy's when it runs one.
-    package func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
-        guard listenAddress != nil else { return (nil, nil) }
+    /// The counters the stub and the proxy fill, made only when the endpoint or the control socket is
+    /// on (they are what it and `hostpin ctl status` read; else nothing is counted): the stub's when the
+    /// command runs one, the proxy's when it runs one.
+    package func counters(dns: Bool, proxy: Bool, controlSocket: Bool = false) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
+        guard listenAddress != nil || controlSocket else { return (nil, nil) }
         return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil)
     }
 
