@@ -14,6 +14,11 @@ public final class AnswerRateHistory: Sendable {
         public var secondsAgo: Double
         /// Answers per second over the slot.
         public var perSecond: Double
+
+        public init(secondsAgo: Double, perSecond: Double) {
+            self.secondsAgo = secondsAgo
+            self.perSecond = perSecond
+        }
     }
 
     /// The length of one slot.
