@@ -25,7 +25,7 @@ import Testing
 
     /// Connects, sends `request` (in `pieces`, `pause` apart), and returns what comes back until the
     /// endpoint closes, within `timeout`.
-    private static func exchange(_ address: SocketAddress, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
+    static func exchange(_ address: SocketAddress, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
         let deadline = ContinuousClock.Instant.after(timeout)
         let channel = try await SocketChannel.connect(to: address, deadline: deadline)
         defer { channel.close() }

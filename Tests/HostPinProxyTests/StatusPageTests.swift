@@ -32,16 +32,7 @@ import Testing
 
     /// Sends `request` on a new connection and returns the whole reply (head and body) until the close.
     private static func exchange(_ address: SocketAddress, _ request: String) async throws -> String {
-        let deadline = ContinuousClock.Instant.after(.seconds(20))
-        let channel = try await SocketChannel.connect(to: address, deadline: deadline)
-        defer { channel.close() }
-        try await channel.write(Array(request.utf8), deadline: deadline)
-        var received: [UInt8] = []
-        while true {
-            let bytes = try await channel.read(deadline: deadline)
-            if bytes.isEmpty { return String(decoding: received, as: UTF8.self) }
-            received.append(contentsOf: bytes)
-        }
+        try await MetricsEndpointTests.exchange(address, request)
     }
 
     private static func get(_ path: String) -> String {

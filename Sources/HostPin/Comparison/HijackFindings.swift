@@ -25,17 +25,16 @@ public final class HijackFindings: Sendable {
     public let limit: Int
 
     private struct State {
-        /// A ring: `slots[next]` is the oldest once full.
-        var slots: [Finding] = []
-        var next = 0
+        var ring: BoundedRing<Finding>
         var total = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// No finding yet; keeps the newest `limit` (at least 1).
     public init(limit: Int = 1000) {
         self.limit = max(1, limit)
+        state = Mutex(State(ring: BoundedRing(capacity: limit)))
     }
 
     /// Records `report`, found at `foundAt`; forgets the oldest when ``limit`` are kept.
@@ -43,19 +42,13 @@ public final class HijackFindings: Sendable {
         let finding = Finding(report: report, foundAt: foundAt)
         state.withLock { state in
             state.total += 1
-            if state.slots.count < limit {
-                state.slots.append(finding)
-            } else {
-                state.slots[state.next] = finding
-                state.next = (state.next + 1) % limit
-            }
+            state.ring.append(finding)
         }
     }
 
     /// The findings kept, newest first.
     public var newestFirst: [Finding] {
-        let (slots, next) = state.withLock { ($0.slots, $0.next) }
-        return Array((slots[next...] + slots[..<next]).reversed())
+        state.withLock { $0.ring.oldestFirst }.reversed()
     }
 
     /// Findings recorded since the start, forgotten ones included.

@@ -26,7 +26,7 @@ public final class AnswerRateHistory: Sendable {
     /// The slots kept: the window is `slot × slotCount` (an hour by default).
     public let slotCount: Int
 
-    private struct Sample {
+    private struct Sample: Sendable {
         /// When the slot ended, in nanoseconds of the monotonic clock.
         var end: UInt64
         /// Answers in the slot.
@@ -36,8 +36,7 @@ public final class AnswerRateHistory: Sendable {
     }
 
     private struct State {
-        var samples: [Sample] = []
-        var next = 0
+        var samples: BoundedRing<Sample>
         /// The total and the time of the last sample (the start before the first).
         var lastTotal: UInt64
         var lastTime: UInt64
@@ -49,7 +48,7 @@ public final class AnswerRateHistory: Sendable {
     public init(slot: Duration = .seconds(10), slotCount: Int = 360, total: UInt64 = 0, now: UInt64) {
         self.slot = slot
         self.slotCount = max(1, slotCount)
-        state = Mutex(State(lastTotal: total, lastTime: now))
+        state = Mutex(State(samples: BoundedRing(capacity: slotCount), lastTotal: total, lastTime: now))
     }
 
     /// Ends the slot in progress at `now` with the running `total` of answers (a total below the last
@@ -60,19 +59,14 @@ public final class AnswerRateHistory: Sendable {
                                 length: now > state.lastTime ? now - state.lastTime : 0)
             state.lastTotal = total
             state.lastTime = now
-            if state.samples.count < slotCount {
-                state.samples.append(sample)
-            } else {
-                state.samples[state.next] = sample
-                state.next = (state.next + 1) % slotCount
-            }
+            state.samples.append(sample)
         }
     }
 
     /// The slots kept, oldest first, then the slot in progress up to `now` with the running `total`.
     public func points(total: UInt64, now: UInt64) -> [Point] {
         let (samples, lastTotal, lastTime) = state.withLock { state in
-            (Array(state.samples[state.next...] + state.samples[..<state.next]), state.lastTotal, state.lastTime)
+            (state.samples.oldestFirst, state.lastTotal, state.lastTime)
         }
         let current = Sample(end: now, answers: total >= lastTotal ? total - lastTotal : 0,
                              length: now > lastTime ? now - lastTime : 0)

@@ -63,6 +63,7 @@ public struct MetricsOptions: Sendable {
         return first + "Serve Prometheus metrics at http://IP:PORT/metrics and a health check\n"
             + indent + "at /healthz (200 ok, or 503 and why: no trusted upstream is healthy, or\n"
             + indent + "stopping); off unless given, loopback only unless --allow-remote; port 0\n"
-            + indent + "picks one. README.md, \"Metrics\", lists every metric."
+            + indent + "picks one. The status page for a browser is at / (its JSON at\n"
+            + indent + "/status.json). README.md, \"Metrics\", lists every metric."
     }
 }
