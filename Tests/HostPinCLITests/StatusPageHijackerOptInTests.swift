@@ -136,3 +136,36 @@ import Glibc
         #expect(dom.components(separatedBy: "<circle class=\"point\"").count >= 2, "a chart with points")
     }
 }
+
+/// The status document of a real `hostpin proxy` (no stub, no watch): its requests and refusals, its
+/// answers counted from the cache's lookups, and `null` for what it does not run.
+@Suite struct ProxyStatusTests {
+    let lab: Lab
+    init() throws { lab = try Lab.current() }
+
+    @Test func aRefusedRequestIsCountedAndWhatTheProxyDoesNotRunIsNull() async throws {
+        let folder = try ConfigFileTests.folder([:])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("control").path
+        let proxy = try await ServeProcess(["--listen", "127.0.0.1:0", "--server", "\(lab.trustedDNS)", "--metrics-listen", "127.0.0.1:0",
+                                            "--control-socket", path], command: "proxy")
+        defer { proxy.kill() }
+        let address = try #require(proxy.proxyAddress)
+        let metrics = try #require(proxy.metricsAddress)
+        // www.example.test is 127.0.0.10: a private address, refused without --allow-private.
+        let code = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "20", "-o", "/dev/null", "-w", "%{http_code}",
+                                                                 "-x", "http://\(address)", "http://www.example.test:\(lab.httpPort)/whoami"])
+        #expect(code.standardOutput == "403")
+        let reply = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "20", "http://\(metrics)/status.json"])
+        let status = try #require(JSONSerialization.jsonObject(with: Data(reply.standardOutput.utf8)) as? [String: Any])
+        let counts = try #require(status["proxy"] as? [String: Any])
+        #expect(counts["requests"] as? Int == 1 && counts["refusals"] as? Int == 1, "\(counts)")
+        #expect(counts["byStatus"] as? [String: Int] == ["403": 1])
+        let answers = try #require(status["answers"] as? [String: Any])
+        #expect(answers["source"] as? String == "cache" && answers["total"] as? Int == 1, "\(answers)")
+        #expect(status["dns"] is NSNull && status["watch"] is NSNull && status["findings"] is NSNull)
+        let text = try await HostPinBinary.run(["ctl", "--control-socket", path, "status"])
+        #expect(text.standardOutput.contains("\nproxy: 1 requests, 1 refused (403)\n"), "\(text.standardOutput)")
+        #expect(!text.standardOutput.contains("hijacks found"))
+    }
+}
