@@ -78,10 +78,12 @@ extension StatusPage {
         var axis = document.createElementNS(SVG, "line");
         [["class", "axis"], ["x1", "20"], ["y1", "185"], ["x2", "720"], ["y2", "185"]].forEach(function (a) { axis.setAttribute(a[0], a[1]); });
         svg.appendChild(axis);
-        var label = document.createElementNS(SVG, "text");
-        label.setAttribute("class", "label"); label.setAttribute("x", "22"); label.setAttribute("y", "14");
-        label.textContent = fmt(top) + " /s";
-        svg.appendChild(label);
+        [[fmt(top) + " /s", "22", "14"], ["1 hour ago", "20", "198"], ["now", "700", "198"]].forEach(function (t) {
+          var label = document.createElementNS(SVG, "text");
+          label.setAttribute("class", "label"); label.setAttribute("x", t[1]); label.setAttribute("y", t[2]);
+          label.textContent = t[0];
+          svg.appendChild(label);
+        });
         var placed = points.map(function (p) {
           return [fmt(720 - Math.min(p.secondsAgo, win) / win * 700), fmt(185 - p.perSecond / top * 165)];
         });

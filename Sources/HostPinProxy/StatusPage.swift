@@ -173,7 +173,8 @@ enum StatusPage {
         let placed = points.map { (x: format(720 - min($0.x, window) / window * 700), y: format(185 - $0.y / top * 165)) }
         return """
         <svg id="chart" viewBox="0 0 720 200" role="img" aria-label="answers per second"><line class="axis" x1="20" y1="185" x2="720" y2="185"/>\
-        <text class="label" x="22" y="14">\(format(top)) /s</text>\
+        <text class="label" x="22" y="14">\(format(top)) /s</text><text class="label" x="20" y="198">1 hour ago</text>\
+        <text class="label" x="700" y="198">now</text>\
         <polyline class="line" points="\(placed.map { "\($0.x),\($0.y)" }.joined(separator: " "))"/>\
         \(placed.map { "<circle class=\"point\" r=\"2.5\" cx=\"\($0.x)\" cy=\"\($0.y)\"/>" }.joined())</svg>
         """
