@@ -76,16 +76,17 @@ extension StatusPage {
         var win = answers && answers.windowSeconds > 0 ? answers.windowSeconds : 3600;
         var top = Math.max(1, Math.max.apply(null, points.map(function (p) { return p.perSecond; }).concat([1])));
         var axis = document.createElementNS(SVG, "line");
-        [["class", "axis"], ["x1", "20"], ["y1", "185"], ["x2", "720"], ["y2", "185"]].forEach(function (a) { axis.setAttribute(a[0], a[1]); });
+        [["class", "axis"], ["x1", "20"], ["y1", "185"], ["x2", "700"], ["y2", "185"]].forEach(function (a) { axis.setAttribute(a[0], a[1]); });
         svg.appendChild(axis);
-        [[fmt(top) + " /s", "22", "14"], ["1 hour ago", "20", "198"], ["now", "700", "198"]].forEach(function (t) {
+        [[fmt(top) + " /s", "22", "14", "start"], ["1 hour ago", "20", "198", "start"], ["now", "700", "198", "end"]].forEach(function (t) {
           var label = document.createElementNS(SVG, "text");
           label.setAttribute("class", "label"); label.setAttribute("x", t[1]); label.setAttribute("y", t[2]);
+          label.setAttribute("text-anchor", t[3]);
           label.textContent = t[0];
           svg.appendChild(label);
         });
         var placed = points.map(function (p) {
-          return [fmt(720 - Math.min(p.secondsAgo, win) / win * 700), fmt(185 - p.perSecond / top * 165)];
+          return [fmt(700 - Math.min(p.secondsAgo, win) / win * 680), fmt(185 - p.perSecond / top * 165)];
         });
         var line = document.createElementNS(SVG, "polyline");
         line.setAttribute("class", "line");

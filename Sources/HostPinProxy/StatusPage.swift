@@ -162,7 +162,8 @@ enum StatusPage {
         return "\(number(findings["total"])) found; the newest \(number(findings["limit"])) are kept, newest first."
     }
 
-    /// The chart: an SVG polyline and a circle per point, 720 × 200, the last hour from left to right.
+    /// The chart: an SVG polyline and a circle per point, 720 × 200, the last hour from left (x 20) to
+    /// right (x 700), as the script draws it.
     static func chart(_ answers: JSONValue?) -> String {
         let points: [(x: Double, y: Double)] = (answers?["points"]?.items ?? []).compactMap { point in
             guard case .number(let ago)? = point["secondsAgo"], case .number(let rate)? = point["perSecond"] else { return nil }
@@ -170,11 +171,11 @@ enum StatusPage {
         }
         let window = if case .number(let seconds)? = answers?["windowSeconds"], seconds > 0 { seconds } else { 3600.0 }
         let top = max(1, points.map(\.y).max() ?? 1)
-        let placed = points.map { (x: format(720 - min($0.x, window) / window * 700), y: format(185 - $0.y / top * 165)) }
+        let placed = points.map { (x: format(700 - min($0.x, window) / window * 680), y: format(185 - $0.y / top * 165)) }
         return """
-        <svg id="chart" viewBox="0 0 720 200" role="img" aria-label="answers per second"><line class="axis" x1="20" y1="185" x2="720" y2="185"/>\
+        <svg id="chart" viewBox="0 0 720 200" role="img" aria-label="answers per second"><line class="axis" x1="20" y1="185" x2="700" y2="185"/>\
         <text class="label" x="22" y="14">\(format(top)) /s</text><text class="label" x="20" y="198">1 hour ago</text>\
-        <text class="label" x="700" y="198">now</text>\
+        <text class="label" x="700" y="198" text-anchor="end">now</text>\
         <polyline class="line" points="\(placed.map { "\($0.x),\($0.y)" }.joined(separator: " "))"/>\
         \(placed.map { "<circle class=\"point\" r=\"2.5\" cx=\"\($0.x)\" cy=\"\($0.y)\"/>" }.joined())</svg>
         """
