@@ -12,6 +12,19 @@ enum HostPinCommand {
     /// The version `--version` prints.
     static let version = "0.1.0"
 
+    /// What `--version` prints, one item a line: `hostpin 0.1.0` first (tests and the User-Agent read it),
+    /// then the commit built from (recorded by Plugins/BuildCommit; `unknown` outside git) and the
+    /// versions of the C libraries as they report themselves at run time.
+    static var versionText: String {
+        """
+        hostpin \(version)
+        commit \(BuildCommit.id)
+        c-ares \(LibraryVersions.cAres)
+        ldns \(LibraryVersions.ldns)
+        libcurl \(LibraryVersions.libcurl)
+        """
+    }
+
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
     static var subcommands: [any Subcommand.Type] {
         [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self, CtlCommand.self,
@@ -63,7 +76,7 @@ enum HostPinCommand {
             Console.out(help)
             return .success
         case "--version":
-            Console.out("hostpin \(version)")
+            Console.out(versionText)
             return .success
         case "help":
             return showHelp(for: Array(arguments.dropFirst()))
