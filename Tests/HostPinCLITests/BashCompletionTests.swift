@@ -19,8 +19,8 @@ import Testing
         deinit { try? FileManager.default.removeItem(at: folder) }
 
         /// What `_hostpin` offers for `words`, the last one being the word under the cursor.
-        func complete(_ words: [String]) throws -> [String] {
-            let result = try ProcessRunner.run("/bin/bash", ["-c", """
+        func complete(_ words: [String]) async throws -> [String] {
+            let result = try await ProcessRunner.run("/bin/bash", ["-c", """
                 cd "$0" && source ./hostpin && COMP_WORDS=("$@") && COMP_CWORD=$(( $# - 1 )) && _hostpin && printf '%s\\n' "${COMPREPLY[@]}"
                 """, folder.path] + words)
             #expect(result.status == 0, "\(words): \(result.standardError)")
@@ -33,18 +33,18 @@ import Testing
         let result = try await HostPinBinary.run(["--generate-completion-script", "bash"])
         #expect(result.status == 0)
         #expect(result.standardError == "")
-        let syntax = try ProcessRunner.run("/bin/bash", ["-n", "-c", result.standardOutput])
+        let syntax = try await ProcessRunner.run("/bin/bash", ["-n", "-c", result.standardOutput])
         #expect(syntax.status == 0, "\(syntax.standardError)")
         return try Script(result.standardOutput)
     }
 
     @Test func completesSubcommands() async throws {
         let script = try await script()
-        #expect(try script.complete(["hostpin", ""]) == ["lookup", "compare", "fetch", "proxy", "serve", "ctl", "check-config", "help"])
-        #expect(try script.complete(["hostpin", "c"]) == ["compare", "ctl", "check-config"])
-        #expect(try script.complete(["hostpin", "--v"]) == ["--version"])
-        #expect(try script.complete(["hostpin", "help", "s"]) == ["serve"])
-        #expect(try script.complete(["hostpin", "ctl", ""]) == ["flush", "stats", "upstreams"])
+        #expect(try await script.complete(["hostpin", ""]) == ["lookup", "compare", "fetch", "proxy", "serve", "ctl", "check-config", "help"])
+        #expect(try await script.complete(["hostpin", "c"]) == ["compare", "ctl", "check-config"])
+        #expect(try await script.complete(["hostpin", "--v"]) == ["--version"])
+        #expect(try await script.complete(["hostpin", "help", "s"]) == ["serve"])
+        #expect(try await script.complete(["hostpin", "ctl", ""]) == ["flush", "stats", "upstreams"])
     }
 
     /// Each subcommand offers exactly the options its --help lists, no more.
@@ -56,7 +56,7 @@ import Testing
             // "  -o, --output FILE   ..." names -o and --output.
             line.split(separator: " ").prefix { $0.hasPrefix("-") }.map { String($0.hasSuffix(",") ? $0.dropLast() : $0) }
         })
-        let offered = try script.complete(["hostpin", name, "-"])
+        let offered = try await script.complete(["hostpin", name, "-"])
         #expect(Set(offered) == listed)
         #expect(offered.count == listed.count, "an option is offered twice")
     }
@@ -80,14 +80,14 @@ import Testing
 
     @Test func completesFilesForFileValuesAndNothingForOtherValues() async throws {
         let script = try await script()
-        #expect(try script.complete(["hostpin", "lookup", "--batch", "n"]) == ["names.txt"])
-        #expect(try script.complete(["hostpin", "serve", "--config", "c"]) == ["config.json"])
-        #expect(try script.complete(["hostpin", "fetch", "-o", "n"]) == ["names.txt"])
-        #expect(try script.complete(["hostpin", "check-config", "c"]) == ["config.json"])
-        #expect(try script.complete(["hostpin", "lookup", "--server", ""]) == [])
-        #expect(try script.complete(["hostpin", "lookup", "--timeout", ""]) == [])
+        #expect(try await script.complete(["hostpin", "lookup", "--batch", "n"]) == ["names.txt"])
+        #expect(try await script.complete(["hostpin", "serve", "--config", "c"]) == ["config.json"])
+        #expect(try await script.complete(["hostpin", "fetch", "-o", "n"]) == ["names.txt"])
+        #expect(try await script.complete(["hostpin", "check-config", "c"]) == ["config.json"])
+        #expect(try await script.complete(["hostpin", "lookup", "--server", ""]) == [])
+        #expect(try await script.complete(["hostpin", "lookup", "--timeout", ""]) == [])
         // A flag takes no value: the next word is a name or an option again.
-        #expect(try script.complete(["hostpin", "lookup", "--json", "--ti"]) == ["--timeout"])
+        #expect(try await script.complete(["hostpin", "lookup", "--json", "--ti"]) == ["--timeout"])
     }
 
     @Test func otherShellIsAUsageError() async throws {

@@ -8,6 +8,11 @@ import Testing
     let lab: Lab
     init() throws { lab = try Lab.current() }
 
+    /// `text` split at every CR and LF.
+    static func lines(_ text: String) -> [String] {
+        text.unicodeScalars.split { $0 == "\r" || $0 == "\n" }.map { String(String.UnicodeScalarView($0)) }
+    }
+
     /// 2000 names, half NXDOMAIN at the lab's NSD.
     static let names = (1...2000).map { $0 % 2 == 0 ? "www.example.test" : "nx\($0).example.test" }
 
@@ -28,15 +33,15 @@ import Testing
             let answers = folder.appendingPathComponent("answers.txt").path
             let command = "exec \"$0\" lookup --batch \"$1\" --server \"$2\" --concurrency 8 >\"$3\""
             let started = ContinuousClock.now
-            let result = try ProcessRunner.run("/usr/bin/script", [
+            let result = try await ProcessRunner.run("/usr/bin/script", [
                 "-qec", "sh -c '\(command)' \(try HostPinBinary.path()) \(names) \(lab.trustedDNS) \(answers)", "/dev/null",
             ], environment: ["HOSTPIN_UPSTREAMS": ""])
             let elapsed = ContinuousClock.now - started
             #expect(result.status == 1)   // NXDOMAIN for half the names
             let terminal = result.standardOutput
-            // What the terminal shows, piece by piece: each carriage return starts a redraw or a message.
-            let pieces = terminal.components(separatedBy: "\r").map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }
-                .map { $0.trimmingCharacters(in: .newlines) }.filter { !$0.isEmpty }
+            // What the terminal shows, piece by piece: each carriage return starts a redraw or a message (split
+            // by scalar: the terminal's CR LF is one Character of a Swift String).
+            let pieces = Self.lines(terminal).map { $0.replacingOccurrences(of: "\u{1B}[K", with: "") }.filter { !$0.isEmpty }
             let statuses = pieces.filter { $0.hasPrefix("hostpin: ") && $0.contains(" names done, ") }
             let messages = pieces.filter { !$0.contains(" names done, ") }
             #expect(messages.count == 1000)
@@ -73,14 +78,14 @@ import Testing
             #expect(!result.standardError.contains("names done"))
             #expect(!result.standardError.contains("\u{1B}") && !result.standardError.contains("\r"))
             // Standard output a terminal, standard error a file: still none.
-            let onTerminal = try ProcessRunner.run("/usr/bin/script", [
+            let onTerminal = try await ProcessRunner.run("/usr/bin/script", [
                 "-qec", "sh -c 'exec \"$0\" lookup --batch \"$1\" --server \"$2\" 2>/dev/null' \(try HostPinBinary.path()) \(names) \(lab.trustedDNS)",
                 "/dev/null",
             ], environment: ["HOSTPIN_UPSTREAMS": ""])
             #expect(!onTerminal.standardOutput.contains("names done"))
-            #expect(onTerminal.standardOutput.split(separator: "\n").count == 1000)
+            #expect(Self.lines(onTerminal.standardOutput).count == 1000)
         }
-        let arguments = try ProcessRunner.run("/usr/bin/script", [
+        let arguments = try await ProcessRunner.run("/usr/bin/script", [
             "-qec", "\(try HostPinBinary.path()) lookup www.example.test --server \(lab.trustedDNS)", "/dev/null",
         ], environment: ["HOSTPIN_UPSTREAMS": ""])
         #expect(arguments.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\r\n")

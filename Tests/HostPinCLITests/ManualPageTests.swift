@@ -20,8 +20,8 @@ import Testing
     }
 
     /// The page as man shows it, one wide line per paragraph line (so a search finds words a narrow page breaks).
-    private func rendered(_ file: URL) throws -> ProcessRunner.Result {
-        try ProcessRunner.run("/usr/bin/man", ["-l", file.path], environment: ["MANWIDTH": "250", "MAN_KEEP_FORMATTING": "",
+    private func rendered(_ file: URL) async throws -> ProcessRunner.Result {
+        try await ProcessRunner.run("/usr/bin/man", ["-l", file.path], environment: ["MANWIDTH": "250", "MAN_KEEP_FORMATTING": "",
                                                                                 "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat"])
     }
 
@@ -30,16 +30,16 @@ import Testing
         let (source, file) = try await page(name)
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(source.contains(#".TH "# + (name == "hostpin.1" ? "HOSTPIN 1" : "HOSTPIN.JSON 5") + #" "2027-01-15" "hostpin 0.1.0""#))
-        let groff = try ProcessRunner.run("/usr/bin/groff", ["-ww", "-z", "-man", file.path])
+        let groff = try await ProcessRunner.run("/usr/bin/groff", ["-ww", "-z", "-man", file.path])
         #expect(groff.status == 0)
         #expect(groff.standardError == "")
         for width in ["60", "80", "120"] {
-            let man = try ProcessRunner.run("/usr/bin/man", ["-l", file.path], environment: ["MANWIDTH": width, "MANPAGER": "cat"])
+            let man = try await ProcessRunner.run("/usr/bin/man", ["-l", file.path], environment: ["MANWIDTH": width, "MANPAGER": "cat"])
             #expect(man.status == 0)
             #expect(man.standardError == "", "MANWIDTH=\(width)")
         }
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/mandoc") {
-            let lint = try ProcessRunner.run("/usr/bin/mandoc", ["-T", "lint", "-W", "warning", file.path])
+            let lint = try await ProcessRunner.run("/usr/bin/mandoc", ["-T", "lint", "-W", "warning", file.path])
             #expect(lint.standardOutput + lint.standardError == "")
         }
     }
@@ -49,23 +49,23 @@ import Testing
     @Test func hostpinPageHasEverySubcommandOptionExitStatusAndSignal() async throws {
         let (_, file) = try await page("hostpin.1")
         defer { try? FileManager.default.removeItem(at: file) }
-        let text = try rendered(file).standardOutput
+        let text = try await rendered(file).standardOutput
         for name in Self.subcommands {
             #expect(text.contains("   hostpin \(name)\n"), "no section for \(name)")
             let help = try await HostPinBinary.run([name, "--help"]).standardOutput
             let options = help.split(separator: "\n").filter { $0.hasPrefix("  -") }.map { line in
                 line.dropFirst(2).prefix { $0 != " " && $0 != "," }
             }
-            #expect(!options.isEmpty)
+            #expect(!options.isEmpty || name == "check-config")
             for option in options {
                 #expect(text.contains("       \(option)"), "hostpin \(name): \(option) is not an entry of the page")
             }
         }
         let toolHelp = try await HostPinBinary.run(["--help"]).standardOutput
-        let statuses = toolHelp.split(separator: "\n").drop { $0 != "EXIT STATUS:" }.dropFirst()
+        let statuses = toolHelp.split(separator: "\n", omittingEmptySubsequences: false).drop { $0 != "EXIT STATUS:" }.dropFirst()
             .prefix { !$0.isEmpty }.map { $0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " } }
         #expect(statuses == ["0", "1", "2", "3", "4", "5", "6", "7", "22", "28", "35", "47", "56", "60", "77"])
-        let exitSection = text.components(separatedBy: "\nEXIT STATUS\n").last ?? ""
+        let exitSection = "\n" + (text.components(separatedBy: "\nEXIT STATUS\n").last ?? "")
         for status in statuses {
             #expect(exitSection.contains("\n       \(status) "), "exit status \(status) is missing")
         }
@@ -95,9 +95,10 @@ import Testing
         #expect(paths.count > 30)
         let (_, file) = try await page("hostpin.json.5")
         defer { try? FileManager.default.removeItem(at: file) }
-        let text = try rendered(file).standardOutput
+        let text = try await rendered(file).standardOutput
         for path in paths {
-            #expect(text.contains("\n       \(path)\n"), "key \(path) is not an entry of hostpin.json(5)")
+            // A tag narrower than the indentation shares its line with the description.
+            #expect(text.contains("\n       \(path)\n") || text.contains("\n       \(path)  "), "key \(path) is not an entry of hostpin.json(5)")
         }
         #expect(text.contains("Option: --server, read by lookup, fetch, proxy, serve."))
         #expect(text.contains("Option: --log-format, read by proxy, serve. Default: \"text\"."))
