@@ -2,17 +2,21 @@ import Foundation
 import HostPinTestSupport
 import Testing
 
-/// `scripts/package`: the .deb it builds (from a release build it makes or brings up to date, minutes the
-/// first time) passes lintian without an error or a warning, holds exactly the files listed, installs into
+/// `scripts/package`: the .deb it builds from the release build passes lintian without an error or a warning, holds exactly the files listed, installs into
 /// a throw-away root where `hostpin --version` runs, and leaves nothing there once purged.
 ///
-/// Slow (a release build, lintian): scripts/test runs it in a phase of its own.
+/// Slow (lintian; a release build first): scripts/test runs it in a phase of its own, after
+/// `swift build -c release --static-swift-stdlib`, and the test packages that binary (`--binary`): while
+/// `swift test` runs it holds SwiftPM's lock on .build, so the script's own swift build would wait forever.
 @Suite(.serialized) struct DebianPackageTests {
     static let script = Lab.repositoryRoot.appendingPathComponent("scripts/package").path
-    /// dpkg and lintian look for their helpers (ldconfig, start-stop-daemon) on PATH.
-    static let environment = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+    /// dpkg and lintian look for their helpers (ldconfig, start-stop-daemon) on PATH; swift stays on it.
+    static let environment = ["PATH": "/usr/local/sbin:/usr/sbin:/sbin:" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+    /// The release build scripts/test makes before this phase.
+    static let release = Lab.repositoryRoot.appendingPathComponent(".build/release/hostpin").path
     static let canRun = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/lintian")
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-shlibdeps")
+        && FileManager.default.isExecutableFile(atPath: release)
 
     /// Every file and folder of the package, as `dpkg-deb -c` lists them.
     static let contents = [
@@ -36,12 +40,12 @@ import Testing
         try await ProcessRunner.run("/bin/sh", ["-c", command, "sh"] + arguments, environment: environment)
     }
 
-    @Test(.enabled(if: canRun, "needs root (dpkg --root), lintian and dpkg-dev (scripts/bootstrap --test)"))
+    @Test(.enabled(if: canRun, "needs root (dpkg --root), lintian and dpkg-dev (scripts/bootstrap --test) and the release build"))
     func packageInstallsRunsAndPurgesCleanly() async throws {
         let work = try Self.temporaryFolder("package")
         defer { try? FileManager.default.removeItem(at: work) }
-        let built = try await ProcessRunner.run(Self.script, ["--output", work.appendingPathComponent("out").path],
-                                          environment: Self.environment)
+        let built = try await ProcessRunner.run(Self.script, ["--output", work.appendingPathComponent("out").path,
+                                                              "--binary", Self.release], environment: Self.environment)
         try #require(built.status == 0, "\(built.standardError.suffix(2000))")
         let deb = built.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(deb.hasSuffix("/out/hostpin_0.1.0_\(try await Self.sh("dpkg --print-architecture").standardOutput.dropLast()).deb"))
@@ -126,6 +130,6 @@ import Testing
     @Test func unknownArgumentIsAUsageError() async throws {
         let result = try await ProcessRunner.run(DebianPackageTests.script, ["--outptu", "x"])
         #expect(result.status == 2)
-        #expect(result.standardError == "package: unknown argument '--outptu' (usage: scripts/package [--output DIR])\n")
+        #expect(result.standardError == "package: unknown argument '--outptu' (usage: scripts/package [--output DIR] [--binary FILE])\n")
     }
 }
