@@ -35,15 +35,15 @@ enum ManualPage {
             lines += subcommandBody(document)
         }
         if let upstreams = top.section("UPSTREAMS") {
-            lines += [".SH UPSTREAMS"] + blocks(upstreams.blocks)
+            lines += [".SH UPSTREAMS"] + blocks(upstreams.blocks, opening: .none)
         }
         lines += [".SH EXIT STATUS"] + entries(top.entries("EXIT STATUS"))
         lines += [".PP", Roff.text("Each subcommand's own list is in its section above.")]
         let signalling = commands.filter { $0.1.section("SIGNALS") != nil }
         if !signalling.isEmpty {
             lines.append(".SH SIGNALS")
-            for (command, document) in signalling {
-                lines += [".PP", Roff.bold("hostpin \(command.name)") + ":"] + entries(document.entries("SIGNALS"))
+            for (index, (command, document)) in signalling.enumerated() {
+                lines += (index == 0 ? [] : [".PP"]) + [Roff.bold("hostpin \(command.name)") + ":"] + entries(document.entries("SIGNALS"))
             }
         }
         lines += [
@@ -74,18 +74,26 @@ enum ManualPage {
                 let heading = String(title.prefix(1)) + title.dropFirst().lowercased() + note + ":"
                 lines += [".PP", Roff.bold(heading)]
             }
-            lines += blocks(section.blocks, startsParagraph: section.title == nil)
+            lines += blocks(section.blocks, opening: section.title == nil ? .paragraph : .lineBreak)
         }
         return lines
     }
 
+    /// What comes before the first block's running text: a new paragraph, a line break (after a bold
+    /// heading line), or nothing (right after `.SH`, which starts a paragraph itself).
+    enum Opening { case paragraph, lineBreak, none }
+
     /// Blocks as roff: running text filled, literal lines kept, entries as tagged paragraphs.
-    static func blocks(_ blocks: [HelpDocument.Block], startsParagraph: Bool = true) -> [String] {
+    static func blocks(_ blocks: [HelpDocument.Block], opening: Opening = .paragraph) -> [String] {
         var lines: [String] = []
         for (index, block) in blocks.enumerated() {
             switch block {
             case .prose(let text):
-                if index > 0 || startsParagraph { lines.append(".PP") } else { lines.append(".br") }
+                switch index > 0 ? .paragraph : opening {
+                case .paragraph: lines.append(".PP")
+                case .lineBreak: lines.append(".br")
+                case .none: break
+                }
                 lines.append(Roff.text(text.joined(separator: " ")))
             case .literal(let text):
                 lines += Roff.literal(text)
