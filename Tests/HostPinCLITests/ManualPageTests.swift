@@ -11,7 +11,7 @@ import Testing
 
     /// The page's source, written to a temporary file (man -l reads a file).
     private func page(_ name: String) async throws -> (source: String, file: URL) {
-        let result = try await HostPinBinary.run(["--generate-manual", name], environment: ["SOURCE_DATE_EPOCH": "1800000000"])
+        let result = try await HostPinBinary.run(["--generate-manual", name], environment: ["SOURCE_DATE_EPOCH": "1700000000"])
         #expect(result.status == 0)
         #expect(result.standardError == "")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-manual-\(UUID().uuidString)-\(name)")
@@ -29,7 +29,7 @@ import Testing
     func pageRendersWithoutWarnings(_ name: String) async throws {
         let (source, file) = try await page(name)
         defer { try? FileManager.default.removeItem(at: file) }
-        #expect(source.contains(#".TH "# + (name == "hostpin.1" ? "HOSTPIN 1" : "HOSTPIN.JSON 5") + #" "2027-01-15" "hostpin 0.1.0""#))
+        #expect(source.contains(#".TH "# + (name == "hostpin.1" ? "HOSTPIN 1" : "HOSTPIN.JSON 5") + #" "2023-11-14" "hostpin 0.1.0""#))
         let groff = try await ProcessRunner.run("/usr/bin/groff", ["-ww", "-z", "-man", file.path])
         #expect(groff.status == 0)
         #expect(groff.standardError == "")
