@@ -11,10 +11,13 @@ public final class DelayingRelay: Sendable {
     public let address: Upstream
     /// Datagrams received from clients so far.
     public var received: Int { state.withLock { $0.received } }
+    /// Every datagram received from clients so far, in order (the queries, as sent).
+    public var queries: [[UInt8]] { state.withLock { $0.queries } }
 
     private struct State {
         var clients: [UInt16: sockaddr_in] = [:]
         var received = 0
+        var queries: [[UInt8]] = []
         var stopped = false
     }
 
@@ -52,6 +55,7 @@ public final class DelayingRelay: Sendable {
             let packet = Array(buffer[0..<count])
             state.withLock {
                 $0.received += 1
+                $0.queries.append(packet)
                 $0.clients[UInt16(packet[0]) << 8 | UInt16(packet[1])] = client
             }
             let back = back

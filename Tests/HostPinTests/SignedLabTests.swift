@@ -35,6 +35,24 @@ import Testing
         Row(name: "nx.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
         Row(name: "www.example.test", type: "TXT", verdict: .secureNODATA, reason: nil),
         Row(name: "www.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        // Proofs under NSEC3 (test., optout.test.) and wildcard NODATA.
+        Row(name: "www.unsigned.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "unsigned.test", type: "DS", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.child.optout.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "child.optout.test", type: "DS", verdict: .secureNODATA, reason: nil),
+        Row(name: "www.optout.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "www.optout.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        // delv calls a denial whose next closer name an opt-out NSEC3 covers secure (here, at
+        // child.optout.test DS and x.wild.optout.test TXT); HostPin, as Unbound, insecure (RFC 5155 §9.2;
+        // docs/ARCHITECTURE.md).
+        Row(name: "nx.optout.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+        Row(name: "x.wild.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "a.b.wild.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "x.wild.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        Row(name: "x.wild.example.test", type: "TXT", verdict: .secureNODATA, reason: nil),
+        // An expansion in an opt-out span is insecure for delv too; its wildcard NODATA secure (HostPin: insecure).
+        Row(name: "x.wild.optout.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "x.wild.optout.test", type: "TXT", verdict: .secureNODATA, reason: nil),
         Row(name: "www.unsigned.example.test", type: "A", verdict: .insecure, reason: nil),
         Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
         Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),

@@ -20,9 +20,11 @@ import Musl
 /// `entries` is the number of entry lines (a file cut short at a line boundary is caught by it);
 /// `savedAt` and `receivedAt` are wall-clock seconds since 1970; `family` is `4`, `6` or `any`; `kind`
 /// is `addresses`, `nxdomain` or `nodata`; TTLs are seconds as received; `upstream` is as
-/// ``Upstream/description`` writes it; `upstream` and `soa` are left out when there is none. A later
-/// version that HostPin cannot read changes
-/// `version`.
+/// ``Upstream/description`` writes it; `upstream` and `soa` are left out when there is none. `dnssec` is
+/// what validation found, `secure`, `insecure` or `indeterminate` (``DNSSECStatus``), left out for an
+/// answer not validated (``DNSSECMode/off``): files written before validation read as such. An entry
+/// marked bogus (kept in ``DNSSECMode/report`` mode) is not saved: its reason has no line form. A later
+/// version that HostPin cannot read changes `version`.
 ///
 /// On load each entry's age is taken from its wall-clock `receivedAt`: an entry still within the
 /// lifetime the cache would give it is fresh for what is left of it; a positive one past it comes back
@@ -54,23 +56,23 @@ public enum CacheFile {
     ///   renamed (the temporary file is removed).
     @discardableResult
     public static func save(_ cache: ResolutionCache, to path: String, now: Date = Date()) throws(CacheFileError) -> Int {
-        let entries = cache.savedEntries()
+        let lines = cache.savedEntries().compactMap(Line.init)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var bytes = Data()
         do {
             bytes.append(try encoder.encode(Header(format: formatName, version: version,
-                                                   savedAt: now.timeIntervalSince1970, entries: entries.count)))
-            for entry in entries {
+                                                   savedAt: now.timeIntervalSince1970, entries: lines.count)))
+            for line in lines {
                 bytes.append(UInt8(ascii: "\n"))
-                bytes.append(try encoder.encode(Line(entry)))
+                bytes.append(try encoder.encode(line))
             }
             bytes.append(UInt8(ascii: "\n"))
         } catch {
             throw .unwritable("encoding: \(error)")
         }
         try writeAtomically(bytes, to: path)
-        return entries.count
+        return lines.count
     }
 
     /// Reads the cache file at `path` and stores its entries in `cache` (see the type's description
@@ -197,9 +199,21 @@ public enum CacheFile {
         let addresses: [Address]
         let cnames: [CNAME]
         let soa: SOA?
+        let dnssec: String?
 
-        init(_ entry: ResolutionCache.SavedEntry) {
+        /// The line of `entry`; `nil` for one marked bogus.
+        init?(_ entry: ResolutionCache.SavedEntry) {
             family = entry.family.description
+            let status: DNSSECStatus?
+            switch entry.answer {
+            case .addresses(let resolution): status = resolution.dnssec
+            case .negative(let negative): status = negative.dnssec
+            }
+            switch status {
+            case nil: dnssec = nil
+            case .secure, .insecure, .indeterminate: dnssec = status?.description
+            case .bogus: return nil
+            }
             switch entry.answer {
             case .addresses(let resolution):
                 name = resolution.name.text
@@ -235,6 +249,14 @@ public enum CacheFile {
                 guard let parsed = Upstream(upstream) else { return nil }
                 server = parsed
             }
+            let status: DNSSECStatus?
+            switch dnssec {
+            case nil: status = nil
+            case DNSSECStatus.secure.description: status = .secure
+            case DNSSECStatus.insecure.description: status = .insecure
+            case DNSSECStatus.indeterminate.description: status = .indeterminate
+            default: return nil
+            }
             let receivedAt = Date(timeIntervalSince1970: receivedAt)
             let chain = cnames.map { CNAMERecord(alias: $0.alias, target: $0.target, ttl: $0.ttl) }
             switch kind {
@@ -246,7 +268,7 @@ public enum CacheFile {
                     resolved.append(ResolvedAddress(address: ip, ttl: address.ttl))
                 }
                 let resolution = Resolution(name: host, addresses: resolved, cnames: chain, upstream: server,
-                                            source: .cache, receivedAt: receivedAt)
+                                            source: .cache, receivedAt: receivedAt, dnssec: status)
                 return ResolutionCache.SavedEntry(answer: .addresses(resolution), family: family)
             case NegativeAnswer.Kind.nxdomain.rawValue, NegativeAnswer.Kind.nodata.rawValue:
                 guard addresses.isEmpty, let negativeKind = NegativeAnswer.Kind(rawValue: kind) else { return nil }
@@ -255,7 +277,8 @@ public enum CacheFile {
                               serial: $0.serial, refresh: $0.refresh, retry: $0.retry, expire: $0.expire, minimum: $0.minimum)
                 }
                 let negative = NegativeAnswer(name: host, family: family, kind: negativeKind, cnames: chain, soa: record,
-                                              upstream: server, source: .negativeCache, receivedAt: receivedAt)
+                                              upstream: server, source: .negativeCache, receivedAt: receivedAt,
+                                              dnssec: status)
                 return ResolutionCache.SavedEntry(answer: .negative(negative), family: family)
             default:
                 return nil

@@ -108,14 +108,19 @@ struct CacheShard {
         let upstream: Upstream?
         /// The name's text, when it is too long for ``Node/name``.
         let longName: String?
+        /// A positive answer's DNSSEC status when it is bogus (kept in report mode), with its reason; the
+        /// other statuses are flag bits of the node (``Node/dnssecMask``), and a negative answer keeps its
+        /// own in ``negative``.
+        let dnssec: DNSSECStatus?
 
         init(more: [ResolvedAddress], cnames: [CNAMERecord], negative: NegativeAnswer?, upstream: Upstream?,
-             longName: String?) {
+             longName: String?, dnssec: DNSSECStatus? = nil) {
             self.more = more
             self.cnames = cnames
             self.negative = negative
             self.upstream = upstream
             self.longName = longName
+            self.dnssec = dnssec
         }
     }
 
@@ -159,6 +164,33 @@ struct CacheShard {
         /// Used since eviction last looked at the node (or since it was stored): eviction gives it a second
         /// chance.
         static let referenced: UInt8 = 4
+        /// Two bits for a positive answer's DNSSEC status other than bogus (``dnssecCode(_:)``), so a
+        /// validated one-address answer needs no ``Rare`` and its hit costs what an unvalidated one does;
+        /// a bogus status (report mode) carries its reason in ``Rare/dnssec``.
+        static let dnssecShift: UInt8 = 3
+        static let dnssecMask: UInt8 = 3 << dnssecShift
+    }
+
+    /// The flag bits of `status` at ``Node/dnssecShift``: 0 not validated (or bogus, kept in ``Rare``),
+    /// 1 secure, 2 insecure, 3 indeterminate.
+    private static func dnssecCode(_ status: DNSSECStatus?) -> UInt8 {
+        let code: UInt8 = switch status {
+        case nil, .bogus: 0
+        case .secure: 1
+        case .insecure: 2
+        case .indeterminate: 3
+        }
+        return code << Node.dnssecShift
+    }
+
+    /// The status ``dnssecCode(_:)`` wrote into `flags`.
+    fileprivate static func dnssecStatus(_ flags: UInt8) -> DNSSECStatus? {
+        switch (flags & Node.dnssecMask) >> Node.dnssecShift {
+        case 1: .secure
+        case 2: .insecure
+        case 3: .indeterminate
+        default: nil
+        }
     }
 
     /// How long after a sweep for expired entries the next may start: a shard full of entries expiring
@@ -418,9 +450,13 @@ struct CacheShard {
             let index = resolution.upstream.flatMap { number($0) }
             if let index { node.upstream = index }
             let more = Array(resolution.addresses.dropFirst())
-            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil {
+            node.flags = Self.dnssecCode(resolution.dnssec)
+            var bogus: DNSSECStatus?
+            if case .bogus = resolution.dnssec { bogus = resolution.dnssec }
+            if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil
+                || bogus != nil {
                 node.rare = Rare(more: more, cnames: resolution.cnames, negative: nil,
-                                 upstream: index == nil ? resolution.upstream : nil, longName: longName)
+                                 upstream: index == nil ? resolution.upstream : nil, longName: longName, dnssec: bogus)
             }
         case .negative(let negative):
             node.receivedAt = negative.receivedAt.timeIntervalSinceReferenceDate
@@ -460,7 +496,8 @@ struct CacheShard {
         let number = Int(node.pointee.upstream)
         return Addresses(first: ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL),
                          upstream: number > 0 ? upstreams[number - 1] : node.pointee.rare?.upstream,
-                         receivedAt: node.pointee.receivedAt, rare: node.pointee.rare)
+                         receivedAt: node.pointee.receivedAt, rare: node.pointee.rare,
+                         dnssecFlags: node.pointee.flags & Node.dnssecMask)
     }
 
     /// A fresh positive entry's answer as a hit copies it out under the shard's lock: its parts, a few
@@ -474,16 +511,19 @@ struct CacheShard {
         let receivedAt: Double
         /// The addresses after the first and the CNAME chain, when the answer has any.
         let rare: Rare?
+        /// The node's DNSSEC status bits (``Node/dnssecMask``).
+        let dnssecFlags: UInt8
 
         /// The answer, carrying `name`, source ``Resolution/Source/cache``.
         func resolution(name: HostName) -> Resolution {
             let receivedAt = Date(timeIntervalSinceReferenceDate: receivedAt)
+            let status = CacheShard.dnssecStatus(dnssecFlags)
             guard let rare else {
                 return Resolution(name: name, addresses: [first], cnames: [], upstream: upstream, source: .cache,
-                                  receivedAt: receivedAt)
+                                  receivedAt: receivedAt, dnssec: status)
             }
             return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
-                              source: .cache, receivedAt: receivedAt)
+                              source: .cache, receivedAt: receivedAt, dnssec: rare.dnssec ?? status)
         }
     }
 

@@ -8,11 +8,13 @@
 /// whose keys are found the same way, up to the closest trust anchor. Validated DNSKEY sets are kept in
 /// ``zoneKeys`` for the rest of the resolution (a ``KeyCache`` keeps them across resolutions).
 ///
-/// An RRset without RRSIGs is insecure only below an unsigned delegation proven by a signed NSEC
-/// (``NoDSProof``), found by asking for DS records from the anchor down. A negative answer (``Claim``)
-/// has its NSEC/NSEC3 and SOA RRsets verified, then its ``DenialProof``. Not yet checked (next step): an
-/// unsigned delegation under an NSEC3 parent (opt-out included), wildcard NODATA and wildcard expansions
-/// in NSEC3 zones — all bogus today rather than proven insecure or secure.
+/// An RRset without RRSIGs is insecure only below an unsigned delegation proven by a signed NSEC or
+/// NSEC3 (``NoDSProof``: the record matching the delegation, or an NSEC3 opt-out span covering it), found
+/// by asking for DS records from the anchor down. A wildcard expansion needs its signed no-closer-match
+/// proof, NSEC or NSEC3 (``WildcardProof``). A negative answer (``Claim``) has its NSEC/NSEC3 and SOA
+/// RRsets verified, then its ``DenialProof``: NXDOMAIN, NODATA and wildcard NODATA, under NSEC or NSEC3.
+/// An NSEC3 proof that stands only through an opt-out span (a wildcard expansion, NXDOMAIN, wildcard
+/// NODATA, NODATA for DS) is insecure (RFC 5155 §9.2, as Unbound; delv agrees for the expansion only).
 package struct AnswerValidation: Sendable {
     /// What the driver does next.
     package enum Step: Sendable, Hashable {
@@ -149,10 +151,21 @@ package struct AnswerValidation: Sendable {
                 case .unsupported:
                     return .verdict(.bogus(BogusReason(rrset, problem: .noSupportedSignature)))
                 case .verified(let verified):
-                    if let wildcard = verified.wildcard,
-                       !WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
-                                                          authority: authority, now: now, limits: limits, budget: &budget) {
-                        return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
+                    if let wildcard = verified.wildcard {
+                        let proof = WildcardProof.provesNoCloserMatch(name: rrset.owner, wildcard: wildcard, zone: signer, keys: keys,
+                                                                      authority: authority, now: now, limits: limits, budget: &budget)
+                        switch proof {
+                        case .proven: break
+                        case .optOut, .iterationsAboveLimit:
+                            let why = proof == .optOut
+                                ? "\(rrset.owner) is a wildcard expansion in an NSEC3 opt-out span (RFC 5155 §9.2)"
+                                : "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof"
+                            insecurity = insecurity ?? why
+                            insecurePositions[position] = why
+                            continue
+                        case .missing:
+                            return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
+                        }
                     }
                     verifiedTTLs[position] = min(verified.ttl, keysTTL)
                     ttl = min(ttl, verified.ttl, keysTTL)
@@ -163,10 +176,16 @@ package struct AnswerValidation: Sendable {
         if claim != .answer {
             let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
             let nsec3s = chain.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
-            let proven = claim == .nodata
+            let nsecProof = claim == .nodata
                 ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
-                    || DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
-                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs) || DenialProof.provesNXDOMAIN(name: end, nsec3s: nsec3s)
+                : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs)
+            let nsec3Proof = nsecProof ? nil : claim == .nodata
+                ? DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
+                : DenialProof.provesNXDOMAIN(name: end, nsec3s: nsec3s)
+            if nsec3Proof == .optOut {
+                return .verdict(.insecure(why: "\(end) is denied through an NSEC3 opt-out span (RFC 5155 §9.2)"))
+            }
+            let proven = nsecProof || nsec3Proof == .proven
             if !proven, nsecs.isEmpty, !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) {
                 return .verdict(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)"))
             }
@@ -206,7 +225,11 @@ package struct AnswerValidation: Sendable {
             switch NoDSProof.read(answer, name: name, zone: zone, keys: zoneKeys, now: now, limits: limits, budget: &budget) {
             case .ds: zone = name
             case .noCut: break
-            case .insecureDelegation: return .known(.insecure(why: "\(name) is delegated without DS (signed NSEC)"))
+            case .insecureDelegation(.nsec3OptOut):
+                return .known(.insecure(why: "\(name) is in an opt-out span without DS (\(NoDSProof.Proof.nsec3OptOut))"))
+            case .insecureDelegation(let proof): return .known(.insecure(why: "\(name) is delegated without DS (\(proof))"))
+            case .iterationsAboveLimit:
+                return .known(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) at \(name)"))
             case .bogus(let reason): return .known(.bogus(reason))
             }
             depth += 1

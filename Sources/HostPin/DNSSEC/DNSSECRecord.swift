@@ -17,13 +17,14 @@ package struct DNSSECRecord: Sendable, Hashable, CustomStringConvertible {
         self.rdata = rdata
     }
 
-    /// RR types the validator reads (RFC 1035, 3596, 4034, 5155).
+    /// RR types the validator reads (RFC 1035, 3596, 4034, 5155, 6672).
     package enum Kind {
         package static let a: UInt16 = 1
         package static let ns: UInt16 = 2
         package static let cname: UInt16 = 5
         package static let soa: UInt16 = 6
         package static let txt: UInt16 = 16
+        package static let dname: UInt16 = 39
         package static let aaaa: UInt16 = 28
         package static let ds: UInt16 = 43
         package static let rrsig: UInt16 = 46

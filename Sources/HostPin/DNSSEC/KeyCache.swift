@@ -30,6 +30,22 @@ package struct KeyCache: Sendable {
         entries.compactMapValues { $0.expires > now ? $0.keys : nil }
     }
 
+    /// The fresh entries at `now` for the zones at or above any of `names` (an answer's owners: every
+    /// signer a chain to them may name is one of their ancestors), so seeding a validation costs a few
+    /// lookups rather than a copy of the whole cache.
+    package func keys(covering names: some Sequence<WireName>, at now: Int64) -> [WireName: ZoneKeys] {
+        var found: [WireName: ZoneKeys] = [:]
+        var seen: Set<WireName> = []
+        for name in names {
+            var candidate: WireName? = name
+            while let zone = candidate, seen.insert(zone).inserted {
+                if let entry = entries[zone], entry.expires > now { found[zone] = entry.keys }
+                candidate = zone.parent
+            }
+        }
+        return found
+    }
+
     /// Keeps `zoneKeys` (an ``AnswerValidation/validatedKeys`` after its verdict) from `now`: secure sets for
     /// their TTL, others for ``badKeyTTL``.
     package mutating func store(_ zoneKeys: [WireName: ZoneKeys], at now: Int64) {

@@ -10,6 +10,9 @@ package struct NSEC3Record: Sendable, Hashable {
 
     package let record: DNSSECRecord
     package let hashAlgorithm: UInt8
+    /// The opt-out flag (RFC 5155 §3.1.2.1): the span to the next hash may hold unsigned delegations
+    /// that have no NSEC3 of their own.
+    package let optOut: Bool
     package let iterations: UInt16
     package let salt: [UInt8]
     /// The next hashed owner name as the base32hex label an owner carries (RFC 5155 §3.3), lower case.
@@ -21,6 +24,7 @@ package struct NSEC3Record: Sendable, Hashable {
         guard record.type == DNSSECRecord.Kind.nsec3, rdata.count >= 5, rdata.count >= 5 + Int(rdata[4]) else { return nil }
         self.record = record
         hashAlgorithm = rdata[0]
+        optOut = rdata[1] & 1 == 1
         iterations = UInt16(rdata[2]) << 8 | UInt16(rdata[3])
         salt = Array(rdata[5..<(5 + Int(rdata[4]))])
         let lengthAt = 5 + Int(rdata[4])

@@ -20,8 +20,9 @@ enum AddressLookup {
         meter?.sent(queries.count)
         let sent = ContinuousClock.now
         let outcomes = await transport.exchange(queries, deadline: deadline)
+        var signed: [SignedReply]?
         return read(outcomes, types: types, name: name, roundTrip: ContinuousClock.now - sent, deadline: deadline,
-                    meter: meter)
+                    meter: meter, signed: &signed)
     }
 
     /// Asks as ``ask(_:for:family:deadline:meter:)`` does, without a task to wait in: `completion` gets
@@ -30,13 +31,29 @@ enum AddressLookup {
     static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
                     deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?,
                     completion: @escaping @Sendable (AddressAnswer?) -> Void) {
+        ask(transport, for: name, family: family, deadline: deadline, meter: meter, dnssec: false) { answer, _ in
+            completion(answer)
+        }
+    }
+
+    /// Asks as ``ask(_:for:family:deadline:meter:completion:)`` does; with `dnssec` the queries carry DO
+    /// and CD (``AddressQuery/messages(for:types:dnssec:)-(HostName,_,_)``) and `completion` also gets,
+    /// for each reply that answered (addresses, NXDOMAIN, NODATA), its records for the validator, read in
+    /// the same parse (A first for `any`).
+    static func ask(_ transport: any UpstreamTransport, for name: HostName, family: AddressFamily,
+                    deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?, dnssec: Bool,
+                    completion: @escaping @Sendable (AddressAnswer?, [SignedReply]) -> Void) {
         let types = RecordType.addressTypes(for: family)
-        guard let queries = AddressQuery.messages(for: name, types: types) else { return completion(outOfMemory) }
+        guard let queries = AddressQuery.messages(for: name, types: types, dnssec: dnssec) else {
+            return completion(outOfMemory, [])
+        }
         meter?.sent(queries.count)
         let sent = ContinuousClock.now
         transport.start(queries, deadline: deadline) { outcomes in
-            completion(read(outcomes, types: types, name: name, roundTrip: ContinuousClock.now - sent,
-                            deadline: deadline, meter: meter))
+            var signed: [SignedReply]? = dnssec ? [] : nil
+            let answer = read(outcomes, types: types, name: name, roundTrip: ContinuousClock.now - sent,
+                              deadline: deadline, meter: meter, signed: &signed)
+            completion(answer, signed ?? [])
         }
     }
 
@@ -46,16 +63,19 @@ enum AddressLookup {
     }
 
     /// Reads the outcome of each query (one per `types`, in order) into the answer, counting them on
-    /// `meter`; `nil` when the exchange was cancelled.
+    /// `meter`; `nil` when the exchange was cancelled. When `signed` is not `nil`, each reply that answered
+    /// is also read for the validator and appended to it.
     private static func read(_ outcomes: [ExchangeOutcome], types: [RecordType], name: HostName, roundTrip: Duration,
-                             deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?) -> AddressAnswer? {
+                             deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?,
+                             signed: inout [SignedReply]?) -> AddressAnswer? {
         var answers: [AddressAnswer] = []
         for (type, outcome) in zip(types, outcomes) {
             switch outcome {
             case .reply(let wire):
                 meter?.replied(after: roundTrip)
-                let answer = DNSReply(wire: wire).map { AddressAnswer(reading: $0, name: name.text, type: type) }
-                    ?? .failed(.badResponse)
+                let reply = DNSReply(wire: wire, readingDNSSEC: signed != nil)
+                let answer = reply.map { AddressAnswer(reading: $0, name: name.text, type: type) } ?? .failed(.badResponse)
+                if let reply, let evidence = SignedReply(reply, type: type, answer: answer) { signed?.append(evidence) }
                 if case .failed(let reason) = answer { meter?.failed(UpstreamMetrics.FailureReason(reason)) }
                 answers.append(answer)
             case .failed(let reason):

@@ -17,9 +17,13 @@ enum AddressQuery {
     /// letters, digits, `-`, `_` and dots, which it reads as ldns does, for some 40% of the cost (one
     /// allocation per message; ldns makes a packet, its records and a buffer).
     ///
+    /// With `dnssec`, DO (RFC 3225 §3: send DNSSEC records) and CD (RFC 4035 §3.2.2: HostPin validates the
+    /// answer itself, so the upstream must hand over what it could not validate rather than SERVFAIL) are
+    /// set in the built message: `ares_create_query` sets neither (``setDNSSECBits(in:)``).
+    ///
     /// - Returns: The messages in wire format; `nil` only when c-ares cannot build them (out of memory:
     ///   every ``HostName`` is a valid query name).
-    static func messages(for name: HostName, types: [RecordType]) -> [[UInt8]]? {
+    static func messages(for name: HostName, types: [RecordType], dnssec: Bool = false) -> [[UInt8]]? {
         var messages: [[UInt8]] = []
         messages.reserveCapacity(types.count)
         for type in types {
@@ -32,9 +36,27 @@ enum AddressQuery {
                   let buffer
             else { return nil }
             defer { ares_free_string(buffer) }
-            messages.append(Array(UnsafeBufferPointer(start: buffer, count: Int(length))))
+            var message = Array(UnsafeBufferPointer(start: buffer, count: Int(length)))
+            if dnssec { guard setDNSSECBits(in: &message) else { return nil } }
+            messages.append(message)
         }
         return messages
+    }
+
+    /// Sets CD in the header and DO in the OPT record of a query `ares_create_query` built (hand-written:
+    /// c-ares 1.18 has no flag for either). Its message is the header, one question, and the OPT record
+    /// last: root name, TYPE 41, CLASS the payload size, then the TTL field's extended RCODE, version and
+    /// the 16 flag bits whose top one is DO (RFC 6891 §6.1.3), and RDLENGTH 0 — the last 11 octets.
+    ///
+    /// - Returns: `false` when the message does not end in such an OPT record (never for c-ares's queries).
+    static func setDNSSECBits(in message: inout [UInt8]) -> Bool {
+        let opt = message.count - 11
+        guard opt >= 12, Int(message[10]) << 8 | Int(message[11]) >= 1, message[opt] == 0, message[opt + 1] == 0,
+              message[opt + 2] == 41, message[opt + 9] == 0, message[opt + 10] == 0
+        else { return false }
+        message[3] |= 0x10  // CD, the second octet of flags (RFC 4035 §3.2.2)
+        message[opt + 7] |= 0x80  // DO (RFC 3225 §3)
+        return true
     }
 
     /// One query for each of `types` of records of `name`, as ``messages(for:types:)-(HostName,_)``
@@ -44,15 +66,20 @@ enum AddressQuery {
     ///   - name: A ``ForwardedQuestion``'s name in presentation form (RFC 1035 §5.1 escapes), relative or
     ///     absolute.
     ///   - types: The record types asked for.
+    ///   - dnssec: Set DO and CD (ldns's `ldns_pkt_set_edns_do`, `ldns_pkt_set_cd`), as for a ``HostName``.
     /// - Returns: The messages in wire format; `nil` only when ldns cannot build them (out of memory: every
     ///   ``ForwardedQuestion`` name is a valid query name).
-    static func messages(for name: String, types: [RecordType]) -> [[UInt8]]? {
+    static func messages(for name: String, types: [RecordType], dnssec: Bool = false) -> [[UInt8]]? {
         var built: UnsafeMutablePointer<ldns_pkt>?
         guard ldns_pkt_query_new_frm_str(&built, name, LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, UInt16(LDNS_RD)) == LDNS_STATUS_OK,
               let packet = built, let question = ldns_rr_list_rr(ldns_pkt_question(packet), 0)
         else { return nil }
         defer { ldns_pkt_free(packet) }
         ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
+        if dnssec {
+            ldns_pkt_set_edns_do(packet, true)
+            ldns_pkt_set_cd(packet, true)
+        }
         // Not ldns_pkt2wire: it allocates a 64 KiB buffer for every message (a query is at most 12 + 259 + 11
         // octets; the buffer grows if ever needed), and builds a compression tree, of no use to a message
         // with one name (compression is optional, RFC 1035 §4.1.4).

@@ -3,9 +3,11 @@ import CLDNS
 extension DNSReply {
     /// Reads `wire`, a whole DNS message (RFC 1035 §4), with ldns.
     ///
+    /// - Parameter readingDNSSEC: Also keep the answer and authority sections as ``DNSSECRecord``s
+    ///   (``signedAnswer``, ``signedAuthority``) for the validator, from the same parse: one parse per reply.
     /// - Returns: `nil` when ldns cannot parse it (cut short, counts that do not match the sections, a
     ///   bad name), or when an A or AAAA record's RDATA is not one address of its family.
-    init?(wire: [UInt8]) {
+    init?(wire: [UInt8], readingDNSSEC: Bool = false) {
         var parsed: UnsafeMutablePointer<ldns_pkt>?
         let status = wire.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
         guard status == LDNS_STATUS_OK, let packet = parsed else { return nil }
@@ -20,6 +22,22 @@ extension DNSReply {
                   rcode: UInt16(ldns_pkt_edns_extended_rcode(packet)) << 4
                       | UInt16(truncatingIfNeeded: ldns_pkt_get_rcode(packet).rawValue),
                   questions: questions, answers: answers, authority: authority)
+        if readingDNSSEC {
+            signedAnswer = Self.signedRecords(ldns_pkt_answer(packet))
+            signedAuthority = Self.signedRecords(ldns_pkt_authority(packet))
+        }
+    }
+
+    /// Every record of `list` as the validator reads it (``DNSSECRecord/init(_:)``: its uncompressed wire
+    /// form); one ldns cannot write back is left out, and what it was part of then fails validation.
+    private static func signedRecords(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [DNSSECRecord] {
+        let count = list.map { ldns_rr_list_rr_count($0) } ?? 0
+        var records: [DNSSECRecord] = []
+        records.reserveCapacity(count)
+        for index in 0..<count {
+            if let rr = ldns_rr_list_rr(list, index), let record = DNSSECRecord(rr) { records.append(record) }
+        }
+        return records
     }
 
     private static func questions(_ list: UnsafeMutablePointer<ldns_rr_list>?) -> [Question]? {

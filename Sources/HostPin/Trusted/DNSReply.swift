@@ -49,6 +49,12 @@ struct DNSReply: Sendable, Hashable {
     let questions: [Question]
     let answers: [Record]
     let authority: [Record]
+    /// The answer section's records, RRSIGs included, as the DNSSEC validator reads them; empty unless the
+    /// reply was read for validation (``init(wire:readingDNSSEC:)``).
+    var signedAnswer: [DNSSECRecord] = []
+    /// The authority section's records (NSEC/NSEC3 proofs, SOA, DS, their RRSIGs) as the validator reads
+    /// them; empty unless the reply was read for validation.
+    var signedAuthority: [DNSSECRecord] = []
 
     /// CLASS IN (RFC 1035 §3.2.4).
     static let internetClass: UInt16 = 1

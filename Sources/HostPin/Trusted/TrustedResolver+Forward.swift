@@ -20,6 +20,20 @@ extension TrustedResolver {
     ///   asked, ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out, and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
+        try await forwardValidated(question).reply
+    }
+
+    /// Forwards `question` as ``forward(_:)`` does, with the reply's DNSSEC validation
+    /// (``Configuration/dnssec``): each upstream's reply is validated as an address answer is (the chain
+    /// built through that upstream, its key and bogus caches); a bogus one, in ``DNSSECMode/validate``
+    /// mode, is that upstream's failure ``UpstreamFailure/Reason/dnssecBogus(_:)`` and the next one is
+    /// asked. Names at or below an insecure domain are not validated (insecure).
+    ///
+    /// - Parameter question: What to ask, class IN.
+    /// - Returns: The reply to relay with what validation found.
+    /// - Throws: As ``forward(_:)``, and ``ResolutionError/dnssecBogus(_:_:)`` (the first bogus reason,
+    ///   every failure) when no upstream gave a valid reply and at least one gave a bogus one.
+    public func forwardValidated(_ question: ForwardedQuestion) async throws(ResolutionError) -> ForwardedAnswer {
         // On the callback path, as resolveDetailed(_:family:): the next upstream is asked from the thread
         // that read the last one's failure, not when this task next gets a thread of the pool.
         let deadline = startDeadline()
@@ -41,23 +55,71 @@ extension TrustedResolver {
     /// Asks the upstreams at `order` `question` one after another until one answers, each from the
     /// callback of the one before.
     private func forward(_ question: ForwardedQuestion, order: ArraySlice<Int>, deadline: ResolutionDeadline,
-                         completion: @escaping @Sendable (Result<[UInt8], ResolutionError>) -> Void) {
+                         completion: @escaping @Sendable (Result<ForwardedAnswer, ResolutionError>) -> Void) {
         let attempts = deadline.attempts
-        guard let index = order.first else { return completion(.failure(.upstreamsFailed(attempts.failures))) }
+        guard let index = order.first else { return completion(.failure(Self.exhausted(attempts.failures))) }
         let upstream = configuration.upstreams[index]
         attempts.begin(upstream, index: index)
-        ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index)) { [self] outcome in
-            switch outcome {
-            case .answered(let reply):
-                health.recordSuccess(index)
-                completion(.success(reply))
-            case .failed(let reason):
-                health.recordFailure(index, .init(reason, name: question.name))
-                attempts.record(UpstreamFailure(upstream: upstream, reason: reason))
-                forward(question, order: order.dropFirst(), deadline: deadline, completion: completion)
-            case .cancelled:
-                completion(.failure(.cancelled))
+        let validator = validators.isEmpty || isInsecureDomain(question.name) ? nil : validators[index]
+        ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index),
+                          dnssec: !validators.isEmpty) { [self] outcome in
+            validated(outcome, question, by: validator, deadline: deadline) { [self] outcome in
+                forwarded(outcome, question, index: index, order: order, deadline: deadline, completion: completion)
             }
+        }
+    }
+
+    /// The forwarded `outcome` after validation by `validator` (`nil`: not validated — with validation on,
+    /// a name under an insecure domain, insecure): the reply with its status, or, in
+    /// ``DNSSECMode/validate`` mode, a bogus reply's failure.
+    private func validated(_ outcome: ForwardLookup.Outcome, _ question: ForwardedQuestion, by validator: UpstreamValidator?,
+                           deadline: ResolutionDeadline, completion: @escaping @Sendable (Forwarded) -> Void) {
+        let reply: [UInt8], signed: SignedReply?
+        switch outcome {
+        case .answered(let wire, let records): (reply, signed) = (wire, records)
+        case .failed(let reason): return completion(.failed(reason))
+        case .cancelled: return completion(.cancelled)
+        }
+        guard let validator, let signed, let owner = WireName(question.absoluteName) else {
+            let status: DNSSECStatus? = validators.isEmpty || signed == nil ? nil : .insecure
+            return completion(.answer(ForwardedAnswer(reply: reply, dnssec: status)))
+        }
+        let mode = configuration.dnssec.mode
+        validator.validate([signed][...], name: owner, deadline: deadline) { verdict in
+            switch verdict {
+            case nil: completion(.cancelled)
+            case .secure(let ttl): completion(.answer(ForwardedAnswer(reply: reply, dnssec: .secure, secureTTL: ttl)))
+            case .insecure: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .insecure)))
+            case .indeterminate: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .indeterminate)))
+            case .bogus(let reason):
+                completion(mode == .validate ? .failed(.dnssecBogus(reason))
+                    : .answer(ForwardedAnswer(reply: reply, dnssec: .bogus(reason))))
+            }
+        }
+    }
+
+    /// How asking one upstream a forwarded question ended, after validation.
+    private enum Forwarded: Sendable {
+        case answer(ForwardedAnswer)
+        case failed(UpstreamFailure.Reason)
+        case cancelled
+    }
+
+    /// Goes on from the validated `outcome` of the upstream at `index`: a reply ends the forwarding, a
+    /// failure moves on to the next upstream in `order`.
+    private func forwarded(_ outcome: Forwarded, _ question: ForwardedQuestion, index: Int, order: ArraySlice<Int>,
+                           deadline: ResolutionDeadline,
+                           completion: @escaping @Sendable (Result<ForwardedAnswer, ResolutionError>) -> Void) {
+        switch outcome {
+        case .answer(let answer):
+            health.recordSuccess(index)
+            completion(.success(answer))
+        case .failed(let reason):
+            health.recordFailure(index, .init(reason, name: question.name))
+            deadline.attempts.record(UpstreamFailure(upstream: configuration.upstreams[index], reason: reason))
+            forward(question, order: order.dropFirst(), deadline: deadline, completion: completion)
+        case .cancelled:
+            completion(.failure(.cancelled))
         }
     }
 

@@ -12,7 +12,9 @@ import Foundation
 /// upstream that fails (TLS, HTTP status, timeout, …) is failed over like any other, to the next upstream
 /// in the list: plain DNS is used only when it is listed. Servers are never taken from the system
 /// configuration, and `/etc/hosts` is never consulted. IP literals and `localhost` are answered without a
-/// query. No caching: put a ``CachingResolver`` in front.
+/// query. With ``Configuration/dnssec`` on, every answer is validated with DNSSEC (RFC 4033–4035) through
+/// a chain built from the same upstream (``UpstreamValidator``); a bogus one fails that upstream over.
+/// No caching: put a ``CachingResolver`` in front.
 public final class TrustedResolver: HostResolver {
     /// The configuration the resolver was created with.
     public let configuration: Configuration
@@ -24,6 +26,12 @@ public final class TrustedResolver: HostResolver {
     /// One per upstream, in configuration order.
     let transports: [any UpstreamTransport]
     private let fallback: (any UpstreamTransport)?
+    /// One per upstream, in configuration order, when ``Configuration/dnssec`` validates (empty with
+    /// ``DNSSECMode/off``): each builds its chains through its own upstream's transport, with its own key
+    /// and bogus caches.
+    let validators: [UpstreamValidator]
+    /// The untrusted fallback's validator, when there is a fallback and validation is on.
+    let fallbackValidator: UpstreamValidator?
     /// Runs out each resolution's ``Configuration/budget``.
     let budgetTimer: BudgetTimer
 
@@ -54,7 +62,21 @@ public final class TrustedResolver: HostResolver {
         budgetTimer = BudgetTimer(budget: configuration.budget)
         health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
                                 maximumHoldDown: configuration.maximumHoldDown, clock: clock)
-        metrics = UpstreamMetrics(upstreams: configuration.upstreams)
+        let metrics = UpstreamMetrics(upstreams: configuration.upstreams)
+        self.metrics = metrics
+        let dnssec = configuration.dnssec
+        if dnssec.mode == .off {
+            validators = []
+            fallbackValidator = nil
+        } else {
+            validators = transports.indices.map { index in
+                UpstreamValidator(transport: transports[index], anchors: dnssec.trustAnchors,
+                                  meter: metrics.meter(at: index), clock: clock)
+            }
+            fallbackValidator = fallback.map {
+                UpstreamValidator(transport: $0, anchors: dnssec.trustAnchors, meter: nil, clock: clock)
+            }
+        }
     }
 
     /// Creates a resolver for `upstreams` with default settings.
@@ -98,7 +120,10 @@ public final class TrustedResolver: HostResolver {
     ///   in the order asked (``UpstreamFailure/Reason/badResponse`` for a malformed reply,
     ///   ``UpstreamFailure/Reason/encrypted(_:)`` for a DoH or DoT failure),
     ///   ``ResolutionError/timeout(budget:_:)`` when ``Configuration/budget`` runs out
-    ///   (listing the failures so far, the upstream still being asked as a timeout), and
+    ///   (listing the failures so far, the upstream still being asked as a timeout),
+    ///   ``ResolutionError/dnssecBogus(_:_:)`` when DNSSEC validation is on (``Configuration/dnssec``, in
+    ///   ``DNSSECMode/validate`` mode), no upstream gave a valid answer and at least one gave a bogus one
+    ///   (RFC 4035 §5; the answer's ``Resolution/dnssec`` says what validation found otherwise), and
     ///   ``ResolutionError/cancelled`` when the calling task is cancelled.
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await resolveDetailed(name, family: family).get()
@@ -177,19 +202,33 @@ public final class TrustedResolver: HostResolver {
         let attempts = deadline.attempts
         attempts.begin(upstream, index: index)
         AddressLookup.ask(transports[index], for: name, family: family, deadline: deadline,
-                          meter: metrics.meter(at: index)) { [self] answer in
-            switch Self.outcome(of: answer, from: upstream, name, family, source: .upstream) {
-            case .answered(let outcome):
-                health.recordSuccess(index)
-                completion(.success(outcome))
-            case .failed(let failure, let partial):
-                health.recordFailure(index, .init(failure.reason, name: name.text))
-                attempts.record(failure)
-                askInOrder(name, family: family, order: order.dropFirst(), deadline: deadline,
-                           lastResort: lastResort ?? partial, completion: completion)
-            case .cancelled:
-                completion(.failure(.cancelled))
+                          meter: metrics.meter(at: index), dnssec: !validators.isEmpty) { [self] answer, signed in
+            let outcome = Self.outcome(of: answer, from: upstream, name, family, source: .upstream)
+            validated(outcome, signed: signed, name: name, by: validators.isEmpty ? nil : validators[index],
+                      from: upstream, deadline: deadline) { [self] outcome in
+                askedInOrder(outcome, index: index, name, family: family, order: order, deadline: deadline,
+                             lastResort: lastResort, completion: completion)
             }
+        }
+    }
+
+    /// Goes on from the validated `outcome` of the upstream at `index`: the answer ends the resolution, a
+    /// failure moves on to the next upstream in `order`.
+    private func askedInOrder(_ outcome: Outcome, index: Int, _ name: HostName, family: AddressFamily,
+                              order: ArraySlice<Int>, deadline: ResolutionDeadline, lastResort: Resolution?,
+                              completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        let attempts = deadline.attempts
+        switch outcome {
+        case .answered(let outcome):
+            health.recordSuccess(index)
+            completion(.success(outcome))
+        case .failed(let failure, let partial):
+            health.recordFailure(index, .init(failure.reason, name: name.text))
+            attempts.record(failure)
+            askInOrder(name, family: family, order: order.dropFirst(), deadline: deadline,
+                       lastResort: lastResort ?? partial, completion: completion)
+        case .cancelled:
+            completion(.failure(.cancelled))
         }
     }
 
@@ -199,28 +238,40 @@ public final class TrustedResolver: HostResolver {
                              completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         let attempts = deadline.attempts
         guard let fallback, let server = configuration.untrustedFallback else {
-            return completion(.failure(.upstreamsFailed(attempts.failures)))
+            return completion(.failure(Self.exhausted(attempts.failures)))
         }
         attempts.begin(server, index: nil)
         let detector = configuration.untrustedFallbackDetector
-        AddressLookup.ask(fallback, for: name, family: family, deadline: deadline, meter: nil) { answer in
-            let refused: UpstreamFailure?
-            switch Self.outcome(of: answer, from: server, name, family, source: .untrusted) {
-            case .answered(let outcome):
-                guard case .addresses(let answer) = outcome.answer else { return completion(.success(outcome)) }
-                refused = Self.refusal(of: answer, from: server, by: detector)
-                if refused == nil { return completion(.success(outcome)) }
-            case .failed(_, let partial?):
-                refused = Self.refusal(of: partial, from: server, by: detector)
-                if refused == nil { return completion(.success(.received(partial))) }
-            case .failed(let failure, nil):
-                refused = failure
-            case .cancelled:
-                return completion(.failure(.cancelled))
+        AddressLookup.ask(fallback, for: name, family: family, deadline: deadline, meter: nil,
+                          dnssec: fallbackValidator != nil) { [self] answer, signed in
+            let outcome = Self.outcome(of: answer, from: server, name, family, source: .untrusted)
+            validated(outcome, signed: signed, name: name, by: fallbackValidator, from: server, deadline: deadline) { outcome in
+                Self.fallbackAnswered(outcome, from: server, detector: detector, attempts: attempts, completion: completion)
             }
-            if let refused { attempts.record(refused) }
-            completion(.failure(.upstreamsFailed(attempts.failures)))
         }
+    }
+
+    /// Ends the resolution with the untrusted fallback's validated `outcome`, unless `detector` calls it
+    /// hijacked.
+    private static func fallbackAnswered(_ outcome: Outcome, from server: Upstream, detector: HijackDetector,
+                                         attempts: Attempts,
+                                         completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        let refused: UpstreamFailure?
+        switch outcome {
+        case .answered(let outcome):
+            guard case .addresses(let answer) = outcome.answer else { return completion(.success(outcome)) }
+            refused = Self.refusal(of: answer, from: server, by: detector)
+            if refused == nil { return completion(.success(outcome)) }
+        case .failed(_, let partial?):
+            refused = Self.refusal(of: partial, from: server, by: detector)
+            if refused == nil { return completion(.success(.received(partial))) }
+        case .failed(let failure, nil):
+            refused = failure
+        case .cancelled:
+            return completion(.failure(.cancelled))
+        }
+        if let refused { attempts.record(refused) }
+        completion(.failure(exhausted(attempts.failures)))
     }
 
     /// The failure to record instead of handing out the untrusted fallback's `answer` when it speaks for
@@ -248,7 +299,7 @@ public final class TrustedResolver: HostResolver {
     }
 
     /// How one query at one upstream ended.
-    private enum Outcome {
+    enum Outcome {
         /// The upstream answered: addresses, NXDOMAIN or NODATA. The resolution ends here.
         case answered(ResolutionOutcome)
         /// The upstream failed; the next one may do better. `partial` holds the addresses of one family
@@ -258,7 +309,7 @@ public final class TrustedResolver: HostResolver {
     }
 
     /// What `answer`, from `upstream`, means for the resolution; `nil` is a cancelled exchange.
-    private static func outcome(of answer: AddressAnswer?, from upstream: Upstream, _ name: HostName,
+    static func outcome(of answer: AddressAnswer?, from upstream: Upstream, _ name: HostName,
                                 _ family: AddressFamily, source: Resolution.Source) -> Outcome {
         switch answer {
         case .addresses(let addresses, let cnames):

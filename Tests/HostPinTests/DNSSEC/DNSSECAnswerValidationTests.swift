@@ -19,6 +19,15 @@ import Testing
         Row(name: "modified.example.test", verdict: "bogus"),
         Row(name: "www.badds.example.test", verdict: "bogus"),
         Row(name: "www.expired.example.test", verdict: "bogus"),
+        // NSEC3 proofs: an unsigned delegation (the NSEC3 matching it; an opt-out span covering it) and
+        // wildcard expansions, whose no-closer-match proof is an NSEC3 covering the next closer name.
+        Row(name: "www.unsigned.test", verdict: "insecure"),
+        Row(name: "www.child.optout.test", verdict: "insecure"),
+        Row(name: "www.optout.test", verdict: "secure"),
+        Row(name: "x.wild.test", verdict: "secure"),
+        Row(name: "a.b.wild.test", verdict: "secure"),
+        // An expansion whose next closer name an opt-out NSEC3 covers: insecure (RFC 5155 §9.2, delv agrees).
+        Row(name: "x.wild.optout.test", verdict: "insecure"),
     ]
 
     private func validation(_ name: String, lab: LabZones, anchors: TrustAnchors,
@@ -89,6 +98,73 @@ import Testing
         var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
         guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
         #expect(reason.problem == .wildcardWithoutProof)
+    }
+
+    @Test func wildcardExpansionUnderNSEC3WithoutItsProofIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("x.wild.test"))
+        let (answer, authority) = lab.positiveAnswer(owner, type: DNSSECRecord.Kind.a)
+        #expect(authority.contains { $0.type == DNSSECRecord.Kind.nsec3 })
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors, now: nowSeconds())
+        guard case .bogus(let reason)? = lab.run(&validation).verdict else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .wildcardWithoutProof)
+    }
+
+    @Test func unsignedChildUnderNSEC3IsInsecureThroughTheMatchingNSEC3() throws {
+        let (lab, anchors) = try LabZones.current()
+        var validation = try validation("www.unsigned.test", lab: lab, anchors: anchors)
+        let (verdict, requests) = lab.run(&validation)
+        #expect(verdict == .insecure(why: "unsigned.test. is delegated without DS (signed NSEC3)"))
+        #expect(requests.map(\.description) == [". DNSKEY", "test. DS", "test. DNSKEY", "unsigned.test. DS"])
+    }
+
+    @Test func unsignedChildInAnOptOutSpanIsInsecure() throws {
+        let (lab, anchors) = try LabZones.current()
+        let child = try #require(WireName("child.optout.test"))
+        // No NSEC3 matches the delegation: the proof is the closest encloser's and the opt-out cover's.
+        #expect(!lab.nsec3s(in: try #require(WireName("optout.test"))).contains { $0.matches(child) })
+        var validation = try validation("www.child.optout.test", lab: lab, anchors: anchors)
+        #expect(lab.run(&validation).verdict
+            == .insecure(why: "child.optout.test. is in an opt-out span without DS (signed NSEC3 with opt-out)"))
+    }
+
+    @Test func unsignedChildUnderNSEC3WhoseProofIsForgedIsBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        for name in ["unsigned.test", "child.optout.test"] {
+            let delegation = try #require(WireName(name))
+            // Each NSEC3's flags flipped after signing (opt-out set or cleared): its signature fails.
+            let forged = lab.answer(.ds(delegation)).map { record -> DNSSECRecord in
+                guard record.type == DNSSECRecord.Kind.nsec3 else { return record }
+                var copy = record
+                copy.rdata[1] ^= 1
+                return copy
+            }
+            var flipped = try validation("www." + name, lab: lab, anchors: anchors)
+            #expect(lab.run(&flipped, override: { $0 == .ds(delegation) ? forged : nil }).verdict?.kind == "bogus", "\(name)")
+            var stripped = try validation("www." + name, lab: lab, anchors: anchors)
+            let unsigned = lab.answer(.ds(delegation)).filter { $0.type != DNSSECRecord.Kind.rrsig }
+            #expect(lab.run(&stripped, override: { $0 == .ds(delegation) ? unsigned : nil }).verdict?.kind == "bogus", "\(name)")
+        }
+    }
+
+    @Test func randomBytesInTheNSEC3OfADSProofAreBogus() throws {
+        let (lab, anchors) = try LabZones.current()
+        for name in ["unsigned.test", "child.optout.test"] {
+            let delegation = try #require(WireName(name))
+            for _ in 0..<20 {
+                var validation = try validation("www." + name, lab: lab, anchors: anchors)
+                let (verdict, _) = lab.run(&validation) { asked in
+                    guard asked == .ds(delegation) else { return nil }
+                    return lab.answer(asked).map { record in
+                        guard record.type == DNSSECRecord.Kind.nsec3 else { return record }
+                        var copy = record
+                        copy.rdata = [1] + (0..<Int.random(in: 0...60)).map { _ in UInt8.random(in: 0...255) }
+                        return copy
+                    }
+                }
+                #expect(verdict?.kind == "bogus", "\(name): \(String(describing: verdict))")
+            }
+        }
     }
 
     @Test func answerWithoutSignaturesIsBogus() throws {
@@ -195,6 +271,47 @@ import Testing
             }
         }
         return nil
+    }
+
+    /// x.bad.test A expanded from *.bad.test in a zone anchored by its own key, with `proof` (NSEC3 lines
+    /// under bad.test.) in the authority section, signed unless `signed` is false.
+    private func wildcardExpansion(proof: [String], signed: Bool = true) throws -> DNSSECVerdict? {
+        let key = try TestKey(zone: "bad.test.")
+        let now = nowSeconds()
+        let star = try aRecord("*.bad.test")
+        var expanded = star
+        expanded.owner = try #require(WireName("x.bad.test"))
+        // A server writes the expansion's RRSIG under the name asked for too (RFC 4035 §3.1.3.3).
+        let answer = [expanded] + (try key.sign([star], inception: now - 3600, expiration: now + 86400)).map { signature in
+            var copy = signature
+            copy.owner = expanded.owner
+            return copy
+        }
+        var authority: [DNSSECRecord] = []
+        for line in proof {
+            let nsec3 = try #require(DNSSECRecord(presentation: line))
+            authority += [nsec3] + (signed ? try key.sign([nsec3], inception: now - 3600, expiration: now + 86400) : [])
+        }
+        let keySet = [key.dnskey] + (try key.sign([key.dnskey], inception: now - 3600, expiration: now + 86400))
+        var validation = AnswerValidation(name: expanded.owner, type: DNSSECRecord.Kind.a, answer: answer, authority: authority,
+                                          anchors: TrustAnchors(records: [key.dnskey]), now: now)
+        var step = validation.start()
+        for _ in 0..<4 {
+            guard case .fetch(let request) = step else { break }
+            step = validation.received(request, records: keySet)
+        }
+        guard case .verdict(let verdict) = step else { return nil }
+        return verdict
+    }
+
+    @Test func wildcardExpansionWhoseNSEC3ProofIsAboveTheIterationLimitIsInsecure() throws {
+        let line = "0123456789abcdefghijklmnopqrstuv.bad.test. 60 IN NSEC3 1 0 151 - 0123456789abcdefghijklmnopqrstuv A RRSIG"
+        let verdict = try wildcardExpansion(proof: [line])
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("150"))
+        // Unsigned, the same record proves nothing: bogus, never a downgrade.
+        guard case .bogus(let reason)? = try wildcardExpansion(proof: [line], signed: false) else { Issue.record("not bogus"); return }
+        #expect(reason.problem == .wildcardWithoutProof)
     }
 
     @Test func signatureTimesFollowTheOneHourAllowance() throws {

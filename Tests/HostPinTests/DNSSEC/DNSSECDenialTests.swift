@@ -7,13 +7,13 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
                       editing edit: ([DNSSECRecord]) -> [DNSSECRecord] = { $0 }) throws -> DNSSECVerdict? {
     let (lab, anchors) = try LabZones.current()
     let owner = try #require(WireName(name))
-    var validation = AnswerValidation(name: owner, type: type, answer: [], authority: edit(lab.negativeAuthority(owner)),
+    var validation = AnswerValidation(name: owner, type: type, answer: [], authority: edit(lab.negativeAuthority(owner, type: type)),
                                       claim: claim, anchors: anchors, now: nowSeconds())
     return lab.run(&validation).verdict
 }
 
 /// NXDOMAIN and NODATA under NSEC, fed from the signed lab's zone files: verdicts equal delv's for the
-/// NSEC rows of zones/signed/README.md (the NSEC3 rows, nx.test and www.test TXT, wait for NSEC3).
+/// NSEC rows of zones/signed/README.md, wildcard NODATA included (the NSEC3 rows: ``DNSSECNSEC3Tests``).
 @Suite struct DNSSECDenialTests {
     @Test func nxdomainUnderNSECIsSecure() throws {
         #expect(try labDenialVerdict("nx.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "secure")
@@ -63,13 +63,32 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
         #expect(reason.problem == .denialMissing)
     }
 
+    @Test func wildcardNODATAUnderNSECIsSecure() throws {
+        // x.wild.example.test matches *.wild.example.test, which has no TXT (RFC 4035 §3.1.3.4).
+        #expect(try labDenialVerdict("x.wild.example.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
+    }
+
+    @Test func wildcardNODATAUnderNSECForATypeTheWildcardHasIsBogus() throws {
+        #expect(try labDenialVerdict("x.wild.example.test", type: DNSSECRecord.Kind.a, claim: .nodata)?.kind == "bogus")
+    }
+
+    @Test func wildcardNODATAUnderNSECWithoutTheNameCoveredIsBogus() throws {
+        // Only the wildcard's NSEC, passed with another owner: nothing shows x.wild.example.test absent.
+        let verdict = try labDenialVerdict("x.wild.example.test", type: DNSSECRecord.Kind.txt, claim: .nodata) { records in
+            records.filter { $0.type == DNSSECRecord.Kind.soa || $0.typeCovered == DNSSECRecord.Kind.soa }
+                + [DNSSECRecord(presentation: "*.wild.example.test. 60 IN NSEC *.wild.example.test. A RRSIG NSEC")!]
+        }
+        #expect(verdict?.kind == "bogus")
+    }
+
     @Test func nxdomainBelowAnUnsignedDelegationIsInsecure() throws {
         // unsigned.example.test's own SOA is unsigned: insecure through the parent's NSEC.
         #expect(try labDenialVerdict("nx.unsigned.example.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "insecure")
     }
 }
 
-/// NODATA under NSEC3, and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
+/// NXDOMAIN, NODATA and wildcard NODATA under NSEC3, denials through opt-out spans (insecure, RFC 5155
+/// §9.2, where delv says secure), and the NSEC3 limits (hash algorithm 1 only, at most 150 iterations).
 @Suite struct DNSSECNSEC3Tests {
     @Test func nodataUnderNSEC3IsSecure() throws {
         #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
@@ -81,6 +100,52 @@ func labDenialVerdict(_ name: String, type: UInt16, claim: AnswerValidation.Clai
 
     @Test func nxdomainUnderNSEC3ForANameThatExistsIsBogus() throws {
         #expect(try labDenialVerdict("www.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)?.kind == "bogus")
+    }
+
+    @Test func wildcardNODATAUnderNSEC3IsSecure() throws {
+        // RFC 5155 §8.7: the closest encloser proof for x.wild.test and the NSEC3 matching *.wild.test.
+        #expect(try labDenialVerdict("x.wild.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
+        #expect(try labDenialVerdict("a.b.wild.test", type: DNSSECRecord.Kind.txt, claim: .nodata)?.kind == "secure")
+    }
+
+    @Test func wildcardNODATAUnderNSEC3ForATypeTheWildcardHasIsBogus() throws {
+        #expect(try labDenialVerdict("x.wild.test", type: DNSSECRecord.Kind.a, claim: .nodata)?.kind == "bogus")
+    }
+
+    @Test func nodataForTheDSOfAnUnsignedDelegationUnderNSEC3IsSecure() throws {
+        #expect(try labDenialVerdict("unsigned.test", type: DNSSECRecord.Kind.ds, claim: .nodata)?.kind == "secure")
+    }
+
+    @Test func nodataForAnotherTypeFromTheParentSideNSEC3OfADelegationIsBogus() throws {
+        // The NSEC3 matching unsigned.test is the parent's (NS, no SOA): it says nothing of the child's TXT.
+        let (lab, anchors) = try LabZones.current()
+        let owner = try #require(WireName("unsigned.test"))
+        var validation = AnswerValidation(name: owner, type: DNSSECRecord.Kind.txt, answer: [],
+                                          authority: lab.negativeAuthority(owner, type: DNSSECRecord.Kind.ds), claim: .nodata,
+                                          anchors: anchors, now: nowSeconds())
+        #expect(lab.run(&validation).verdict?.kind == "bogus")
+    }
+
+    @Test func nodataForTheDSOfADelegationInAnOptOutSpanIsInsecure() throws {
+        // RFC 5155 §8.6: no NSEC3 matches; the next closer's cover has opt-out.
+        let verdict = try labDenialVerdict("child.optout.test", type: DNSSECRecord.Kind.ds, claim: .nodata)
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("opt-out"))
+    }
+
+    @Test func wildcardNODATAWhoseNextCloserIsInAnOptOutSpanIsInsecure() throws {
+        // RFC 5155 §9.2 again (Unbound: "matching wildcard is in optout range, insecure").
+        let verdict = try labDenialVerdict("x.wild.optout.test", type: DNSSECRecord.Kind.txt, claim: .nodata)
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("opt-out"))
+    }
+
+    @Test func nxdomainInAnOptOutSpanIsInsecure() throws {
+        // RFC 5155 §9.2 (Unbound's reading; delv calls it secure): an opt-out cover of the next closer name
+        // leaves room for an unsigned delegation there.
+        let verdict = try labDenialVerdict("nx.optout.test", type: DNSSECRecord.Kind.a, claim: .nxdomain)
+        guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
+        #expect(why.contains("opt-out"))
     }
 
     @Test func nodataUnderNSEC3ForAListedTypeIsBogus() throws {

@@ -7,7 +7,10 @@ import Testing
 /// The validator fed the signed lab NSD's real answers (LAB_SIGNED_DNS), asked with DO and CD set by an
 /// ldns resolver: the same verdicts as delv for every NSEC row of zones/signed/README.md, on the wire
 /// NSD writes (the wildcard's synthesized owner and its proof included), and the NSEC3 rows (www.test's
-/// NODATA, nx.test's NXDOMAIN with its closest-encloser proof).
+/// NODATA, nx.test's NXDOMAIN with its closest-encloser proof, the NSEC3 wildcard, the unsigned children
+/// under test. and in optout.test.'s opt-out span), but nx.optout.test A, child.optout.test DS and
+/// x.wild.optout.test TXT: insecure as for Unbound, where delv says secure (RFC 5155 §9.2,
+/// docs/ARCHITECTURE.md).
 @Suite struct DNSSECLabServerTests {
     struct Row: Sendable, CustomTestStringConvertible {
         let name: String
@@ -28,6 +31,22 @@ import Testing
         Row(name: "modified.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
         Row(name: "www.badds.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
         Row(name: "www.expired.example.test", type: DNSSECRecord.Kind.a, verdict: "bogus"),
+        Row(name: "x.wild.example.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        Row(name: "www.unsigned.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        Row(name: "unsigned.test", type: DNSSECRecord.Kind.ds, verdict: "secure"),
+        Row(name: "www.child.optout.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        // delv: secure; HostPin, as Unbound: insecure (RFC 5155 §9.2).
+        Row(name: "child.optout.test", type: DNSSECRecord.Kind.ds, verdict: "insecure"),
+        Row(name: "www.optout.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "www.optout.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        // delv: secure; HostPin, as Unbound: insecure (RFC 5155 §9.2, docs/ARCHITECTURE.md).
+        Row(name: "nx.optout.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        Row(name: "x.wild.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "a.b.wild.test", type: DNSSECRecord.Kind.a, verdict: "secure"),
+        Row(name: "x.wild.test", type: DNSSECRecord.Kind.txt, verdict: "secure"),
+        Row(name: "x.wild.optout.test", type: DNSSECRecord.Kind.a, verdict: "insecure"),
+        // delv: secure; HostPin, as Unbound: insecure (RFC 5155 §9.2).
+        Row(name: "x.wild.optout.test", type: DNSSECRecord.Kind.txt, verdict: "insecure"),
     ]
 
     /// One reply's sections and RCODE.

@@ -17,7 +17,8 @@ struct LabZones {
         let anchor = try #require(lab.trustAnchor, "the lab predates the signed world: scripts/lab down; scripts/lab up")
         let directory = URL(fileURLWithPath: anchor).deletingLastPathComponent()
         var zones = LabZones()
-        for zone in [".", "test.", "example.test.", "badds.example.test.", "expired.example.test.", "unsigned.example.test."] {
+        for zone in [".", "test.", "example.test.", "badds.example.test.", "expired.example.test.", "unsigned.example.test.",
+                     "unsigned.test.", "optout.test.", "child.optout.test."] {
             let file = zone == "." ? "root.zone" : String(zone.dropLast()) + ".zone"
             zones.zones[try #require(WireName(zone))] = try read(directory.appendingPathComponent(file).path)
         }
@@ -61,11 +62,45 @@ struct LabZones {
         switch request {
         case .dnskey(let zone): return rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.dnskey)
         case .ds(let name):
-            // The parent's DS RRset, or its NODATA proof: the NSEC at the name (RFC 4035 §3.1.4.1).
+            // The parent's DS RRset, or its NODATA proof: the NSEC at the name (RFC 4035 §3.1.4.1), or
+            // under NSEC3 the one matching the name, else the closest encloser's and the one covering
+            // the next closer name (RFC 5155 §7.2.4, §7.2.7: an opt-out span).
             let parent = zone(of: name.parent ?? .root)
             let ds = rrset(in: parent, owner: name, type: DNSSECRecord.Kind.ds)
-            return ds.isEmpty ? rrset(in: parent, owner: name, type: DNSSECRecord.Kind.nsec) : ds
+            guard ds.isEmpty else { return ds }
+            let nsec = rrset(in: parent, owner: name, type: DNSSECRecord.Kind.nsec)
+            return nsec.isEmpty ? nsec3Proof(name, in: parent) : nsec
         }
+    }
+
+    /// The NSEC3 records of `zone`.
+    func nsec3s(in zone: WireName) -> [NSEC3Record] {
+        (zones[zone] ?? []).compactMap { $0.type == DNSSECRecord.Kind.nsec3 ? NSEC3Record($0) : nil }
+    }
+
+    /// The NSEC3 RRsets (with their RRSIGs) an NSEC3 zone's server sends to deny `name`'s type: the one
+    /// matching `name`, or the closest encloser proof (the match of the longest existing ancestor, the
+    /// cover of the next closer name) and, with `wildcard`, the match or cover of the wildcard at the
+    /// closest encloser (RFC 5155 §7.2.1–§7.2.5).
+    func nsec3Proof(_ name: WireName, in zone: WireName, wildcard: Bool = false) -> [DNSSECRecord] {
+        let chain = nsec3s(in: zone)
+        func records(_ nsec3: NSEC3Record?) -> [DNSSECRecord] {
+            nsec3.map { rrset(in: zone, owner: $0.record.owner, type: DNSSECRecord.Kind.nsec3) } ?? []
+        }
+        if let match = chain.first(where: { $0.matches(name) }) { return records(match) }
+        var labels = name.labelCount - 1
+        while labels >= zone.labelCount {
+            let encloser = name.suffix(labels: labels)
+            if let match = chain.first(where: { $0.matches(encloser) }) {
+                let nextCloser = name.suffix(labels: labels + 1)
+                let star = WireName(labels: [[UInt8(ascii: "*")]] + encloser.labels)
+                var proof = records(match) + records(chain.first { $0.covers(nextCloser) })
+                if wildcard { proof += records(chain.first { $0.matches(star) || $0.covers(star) }) }
+                return proof
+            }
+            labels -= 1
+        }
+        return []
     }
 
     /// The answer and authority sections for `name`/`type`: its RRset or CNAME, or the expansion of the
@@ -91,23 +126,35 @@ struct LabZones {
         let zone = zone(of: name)
         let exact = rrset(in: zone, owner: name, type: type) + rrset(in: zone, owner: name, type: DNSSECRecord.Kind.cname)
         if !exact.isEmpty { return (exact, []) }
-        guard let parent = name.parent else { return ([], []) }
-        let wildcard = WireName(labels: [[UInt8(ascii: "*")]] + parent.labels)
-        let expanded = rrset(in: zone, owner: wildcard, type: type).map { record -> DNSSECRecord in
-            var copy = record
-            copy.owner = name
-            return copy
+        // The wildcard at the closest ancestor that has one (in the lab, the closest encloser).
+        var encloser = name.parent
+        while let parent = encloser, zone.isAncestorOrSelf(of: parent) {
+            let wildcard = WireName(labels: [[UInt8(ascii: "*")]] + parent.labels)
+            let expanded = rrset(in: zone, owner: wildcard, type: type).map { record -> DNSSECRecord in
+                var copy = record
+                copy.owner = name
+                return copy
+            }
+            if !expanded.isEmpty {
+                let covering = (zones[zone] ?? []).filter { NSECRecord.covers($0, name) }
+                let nextCloser = name.suffix(labels: parent.labelCount + 1)
+                // NSEC: the record covering the name; NSEC3: the one covering the next closer (RFC 5155 §7.2.6).
+                let proof = covering.flatMap { rrset(in: zone, owner: $0.owner, type: DNSSECRecord.Kind.nsec) }
+                    + nsec3s(in: zone).filter { $0.covers(nextCloser) }
+                        .flatMap { rrset(in: zone, owner: $0.record.owner, type: DNSSECRecord.Kind.nsec3) }
+                return (expanded, proof)
+            }
+            encloser = parent.parent
         }
-        let covering = (zones[zone] ?? []).filter { NSECRecord.covers($0, name) }
-        let proof = covering.flatMap { rrset(in: zone, owner: $0.owner, type: DNSSECRecord.Kind.nsec) }
-        return (expanded, proof)
+        return ([], [])
     }
 
     /// The authority section of a negative answer for `name` in its zone: the SOA and the NSECs a server
     /// sends (RFC 4035 §3.1.3.2): the one at `name` (NODATA), or those covering `name` and the wildcard
-    /// of each of its ancestors in the zone (NXDOMAIN; a superset of the two a server picks).
-    func negativeAuthority(_ name: WireName) -> [DNSSECRecord] {
-        let zone = zone(of: name)
+    /// of each of its ancestors in the zone (NXDOMAIN; a superset of the two a server picks). A DS
+    /// query is the parent's to answer (RFC 4035 §3.1.4.1), so for `type` DS the zone above `name`'s.
+    func negativeAuthority(_ name: WireName, type: UInt16 = DNSSECRecord.Kind.a) -> [DNSSECRecord] {
+        let zone = type == DNSSECRecord.Kind.ds ? zone(of: name.parent ?? .root) : zone(of: name)
         var names = [name]
         var ancestor = name.parent
         while let current = ancestor, zone.isAncestorOrSelf(of: current) {

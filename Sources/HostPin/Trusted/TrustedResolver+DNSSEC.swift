@@ -1,0 +1,109 @@
+extension TrustedResolver {
+    /// `outcome`, from `upstream`, after DNSSEC validation (``Configuration/dnssec``) by `validator` of
+    /// the replies that made it (`signed`): marked secure (its TTLs capped by the verdict's), insecure or
+    /// indeterminate; when bogus, in ``DNSSECMode/validate`` mode, that upstream's failure
+    /// ``UpstreamFailure/Reason/dnssecBogus(_:)`` (the next upstream is asked), in ``DNSSECMode/report``
+    /// mode handed out marked ``DNSSECStatus/bogus(_:)``. A name at or below an insecure domain is not
+    /// validated: insecure. A failure without addresses, and any outcome when `validator` is `nil`
+    /// (``DNSSECMode/off``), goes on as it is. `completion` runs on the thread that ended the last chain
+    /// query, or at once.
+    func validated(_ outcome: Outcome, signed: [SignedReply], name: HostName, by validator: UpstreamValidator?,
+                   from upstream: Upstream, deadline: ResolutionDeadline,
+                   completion: @escaping @Sendable (Outcome) -> Void) {
+        guard let validator else { return completion(outcome) }
+        switch outcome {
+        case .cancelled, .failed(_, partial: nil): return completion(outcome)
+        case .answered, .failed: break
+        }
+        if isInsecureDomain(name.text) { return completion(Self.marked(outcome, .insecure, ttlCap: nil)) }
+        guard !signed.isEmpty, let owner = WireName(name.text) else {
+            // Never: a reply that answered always comes with its records, and a HostName is a valid name.
+            return completion(.failed(UpstreamFailure(upstream: upstream, reason: .badResponse), partial: nil))
+        }
+        let mode = configuration.dnssec.mode
+        validator.validate(signed[...], name: owner, deadline: deadline) { verdict in
+            guard let verdict else { return completion(.cancelled) }
+            completion(Self.applying(verdict, to: outcome, from: upstream, mode: mode))
+        }
+    }
+
+    /// Whether `name` (presentation form, no final dot) is at or below one of
+    /// ``DNSSECConfiguration/insecureDomains`` (negative trust anchors, RFC 7646).
+    func isInsecureDomain(_ name: String) -> Bool {
+        configuration.dnssec.insecureDomains.contains { domain in
+            name == domain.text || name.hasSuffix("." + domain.text)
+        }
+    }
+
+    /// What `verdict` makes of `outcome`.
+    private static func applying(_ verdict: DNSSECVerdict, to outcome: Outcome, from upstream: Upstream,
+                                 mode: DNSSECMode) -> Outcome {
+        switch verdict {
+        case .secure(let ttl): return marked(outcome, .secure, ttlCap: ttl)
+        case .insecure: return marked(outcome, .insecure, ttlCap: nil)
+        case .indeterminate: return marked(outcome, .indeterminate, ttlCap: nil)
+        case .bogus(let reason):
+            guard mode == .validate else { return marked(outcome, .bogus(reason), ttlCap: nil) }
+            switch outcome {
+            case .answered: return .failed(UpstreamFailure(upstream: upstream, reason: .dnssecBogus(reason)), partial: nil)
+            // The addresses of the family that answered are bogus: no last resort.
+            case .failed(let failure, _): return .failed(failure, partial: nil)
+            case .cancelled: return outcome
+            }
+        }
+    }
+
+    /// `outcome` carrying `status`, every TTL at most `ttlCap` seconds.
+    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttlCap: UInt32?) -> Outcome {
+        switch outcome {
+        case .answered(let received):
+            switch received.answer {
+            case .addresses(let resolution): .answered(.received(resolution.validated(status, ttlCap: ttlCap)))
+            case .negative(let negative): .answered(.received(negative.validated(status, ttlCap: ttlCap)))
+            }
+        case .failed(let failure, let partial):
+            .failed(failure, partial: partial?.validated(status, ttlCap: ttlCap))
+        case .cancelled: outcome
+        }
+    }
+
+    /// The error of a resolution that no upstream answered: ``ResolutionError/dnssecBogus(_:_:)`` with the
+    /// first bogus reason when at least one upstream's answer was bogus, else
+    /// ``ResolutionError/upstreamsFailed(_:)``; both list every failure in the order asked.
+    static func exhausted(_ failures: [UpstreamFailure]) -> ResolutionError {
+        for failure in failures {
+            if case .dnssecBogus(let reason) = failure.reason { return .dnssecBogus(reason, failures) }
+        }
+        return .upstreamsFailed(failures)
+    }
+}
+
+extension Resolution {
+    /// The resolution marked with what validation found, its address and CNAME TTLs capped by `ttlCap`
+    /// (a secure verdict's: the signatures' original TTLs and expiry, RFC 4035 §5.3.3).
+    func validated(_ status: DNSSECStatus, ttlCap: UInt32?) -> Resolution {
+        let cap = ttlCap ?? .max
+        return Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: min($0.ttl, cap)) },
+                          cnames: cnames.map { $0.capped(cap) }, upstream: upstream, source: source,
+                          receivedAt: receivedAt, dnssec: status)
+    }
+}
+
+extension NegativeAnswer {
+    /// The negative answer marked with what validation found, its SOA and CNAME TTLs capped by `ttlCap`.
+    func validated(_ status: DNSSECStatus, ttlCap: UInt32?) -> NegativeAnswer {
+        let cap = ttlCap ?? .max
+        let capped = soa.map {
+            SOARecord(zone: $0.zone, ttl: min($0.ttl, cap), primaryServer: $0.primaryServer, mailbox: $0.mailbox,
+                      serial: $0.serial, refresh: $0.refresh, retry: $0.retry, expire: $0.expire, minimum: $0.minimum)
+        }
+        return NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames.map { $0.capped(cap) }, soa: capped,
+                              upstream: upstream, source: source, receivedAt: receivedAt, dnssec: status)
+    }
+}
+
+extension CNAMERecord {
+    fileprivate func capped(_ cap: UInt32) -> CNAMERecord {
+        ttl <= cap ? self : CNAMERecord(alias: alias, target: target, ttl: cap)
+    }
+}

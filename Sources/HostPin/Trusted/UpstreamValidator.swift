@@ -1,0 +1,225 @@
+import Foundation
+import Synchronization
+
+/// Validates one upstream's answers with DNSSEC: drives an ``AnswerValidation`` per reply, sending each
+/// DNSKEY or DS query it asks for (``ChainRequest``) through that same upstream's transport, with DO and
+/// CD set, within the resolution's deadline (Unbound's validator asks its iterator the same way).
+///
+/// Everything runs on the callback path (``UpstreamTransport/start(_:deadline:completion:)``): the next
+/// step of a validation runs on the thread that read the last chain reply, with no task per query, so a
+/// cooperative pool kept busy by other work (two threads here) never holds a validation past its budget.
+/// The signature checks run on that thread too: they are short, bounded by ``ValidationLimits``.
+///
+/// One per upstream (and one for the untrusted fallback): the DNSKEY and DS sets an upstream gave are
+/// trusted only for its own answers, so an upstream that answered bogus never feeds the chain built
+/// from the next one; and a question found bogus at one upstream is remembered for that upstream only.
+final class UpstreamValidator: Sendable {
+    private let transport: any UpstreamTransport
+    private let anchors: TrustAnchors
+    private let limits: ValidationLimits
+    private let meter: UpstreamMetrics.Meter?
+    private let clock: any MonotonicClock
+    /// Guards this upstream's validated DNSKEY sets and bad-key entries (``KeyCache``): read to seed each
+    /// validation with the zones above its owners, written with what the validation settled. Validations
+    /// of the same zone that overlap may both fetch its keys; the later store wins, both are valid.
+    private let keyCache: Mutex<KeyCache>
+    /// Guards the questions this upstream answered bogus in the last 60 s (``BogusCache``): read before a
+    /// validation starts, written after a bogus verdict.
+    private let bogusCache = Mutex(BogusCache())
+    /// Signature checks spent by every validation so far (what tests and measurements count).
+    private let checks = Atomic<Int>(0)
+    /// DNSKEY and DS queries sent so far.
+    private let chainQueries = Atomic<Int>(0)
+
+    /// - Parameters:
+    ///   - transport: The upstream's transport, the one its answers came through.
+    ///   - anchors: Where chains start.
+    ///   - limits: The KeyTrap caps, per resolution.
+    ///   - meter: Where the chain queries are counted with the upstream's own; `nil` for nowhere.
+    ///   - clock: The monotonic clock cache entries expire on.
+    init(transport: any UpstreamTransport, anchors: TrustAnchors, limits: ValidationLimits = ValidationLimits(),
+         meter: UpstreamMetrics.Meter?, clock: any MonotonicClock, keyCapacity: Int = 1024) {
+        self.transport = transport
+        self.anchors = anchors
+        self.limits = limits
+        self.meter = meter
+        self.clock = clock
+        keyCache = Mutex(KeyCache(capacity: keyCapacity))
+    }
+
+    /// Signature checks spent so far, over every validation.
+    var signatureChecks: Int { checks.load(ordering: .relaxed) }
+    /// DNSKEY and DS queries sent so far.
+    var chainQueriesSent: Int { chainQueries.load(ordering: .relaxed) }
+
+    /// Validates `replies` (one per type asked: A then AAAA for `any`), one after the other, and gives the
+    /// worse verdict (bogus, then insecure, then indeterminate, then secure with the smaller TTL).
+    ///
+    /// - Parameters:
+    ///   - replies: At least one reply, each claiming an answer, NXDOMAIN or NODATA for `name`.
+    ///   - name: The name asked for.
+    ///   - deadline: The resolution's budget; chain queries stop when it runs out.
+    ///   - completion: The verdict, or `nil` when `deadline` ran out (or the exchange was cancelled)
+    ///     during a chain query; on the thread that ended the last step; must not block.
+    func validate(_ replies: ArraySlice<SignedReply>, name: WireName, deadline: ResolutionDeadline?,
+                  completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
+        guard let first = replies.first else { return completion(.indeterminate) }
+        validateOne(first, name: name, deadline: deadline) { [self] verdict in
+            guard let verdict else { return completion(nil) }
+            // A bogus verdict is the worst: the other family's reply need not be checked. It counts as the
+            // upstream's failure reason `bogus` in either mode (report mode hands the answer out).
+            if case .bogus = verdict {
+                meter?.failed(.bogus)
+                return completion(verdict)
+            }
+            guard replies.count > 1 else { return completion(verdict) }
+            let rest = replies.dropFirst()
+            validate(rest, name: name, deadline: deadline) { other in
+                guard let other else { return completion(nil) }
+                completion(Self.combined(verdict, first.claim, other, rest.first?.claim ?? first.claim))
+            }
+        }
+    }
+
+    /// The worse of two verdicts on one name's answers.
+    static func worse(_ one: DNSSECVerdict, _ other: DNSSECVerdict) -> DNSSECVerdict {
+        func rank(_ verdict: DNSSECVerdict) -> Int {
+            switch verdict {
+            case .secure: 0
+            case .indeterminate: 1
+            case .insecure: 2
+            case .bogus: 3
+            }
+        }
+        if case .secure(let ttl) = one, case .secure(let otherTTL) = other { return .secure(ttl: min(ttl, otherTTL)) }
+        return rank(other) > rank(one) ? other : one
+    }
+
+    /// The verdict on the two replies of `any` (A, AAAA): the worse, except that a secure NODATA or
+    /// NXDOMAIN beside secure addresses does not cap their TTL — the answer handed out is the addresses,
+    /// kept for their own TTL as without validation (the negative half's TTL would cut it, 60 s for
+    /// 3600 s in the lab).
+    static func combined(_ one: DNSSECVerdict, _ oneClaim: AnswerValidation.Claim,
+                         _ other: DNSSECVerdict, _ otherClaim: AnswerValidation.Claim) -> DNSSECVerdict {
+        if case .secure = one, case .secure = other, (oneClaim == .answer) != (otherClaim == .answer) {
+            return oneClaim == .answer ? one : other
+        }
+        return worse(one, other)
+    }
+
+    /// Seconds on ``clock``, the caches' time.
+    private var cacheNow: Int64 { Int64(clock.nanoseconds() / 1_000_000_000) }
+
+    /// Validates one reply: the bogus cache first, then the machine seeded with the key cache's entries.
+    private func validateOne(_ reply: SignedReply, name: WireName, deadline: ResolutionDeadline?,
+                             completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
+        let now = cacheNow
+        if let reason = bogusCache.withLock({ $0.reason(for: name, type: reply.type, at: now) }) {
+            return completion(.bogus(reason))
+        }
+        let owners = CollectionOfOne(name) + (reply.answer + reply.authority).map(\.owner)
+        let known = keyCache.withLock { $0.keys(covering: owners, at: now) }
+        // Signatures are checked against the wall clock (their validity window is in seconds since 1970).
+        var validation = AnswerValidation(name: name, type: reply.type, answer: reply.answer, authority: reply.authority,
+                                          claim: reply.claim, anchors: anchors, knownKeys: known,
+                                          now: Int64(Date().timeIntervalSince1970), limits: limits)
+        let step = validation.start()
+        let signed = (reply.answer + reply.authority).contains { $0.type == DNSSECRecord.Kind.rrsig }
+        drive(validation, step: step, question: (name, reply.type), signed: signed, deadline: deadline,
+              completion: completion)
+    }
+
+    /// Takes `step`: a verdict ends the validation (the caches keep what it settled), a fetch sends the
+    /// chain query and takes the next step from its reply's callback. `signed`: the reply held an RRSIG.
+    private func drive(_ validation: AnswerValidation, step: AnswerValidation.Step, question: (WireName, UInt16),
+                       signed: Bool, deadline: ResolutionDeadline?,
+                       completion: @escaping @Sendable (DNSSECVerdict?) -> Void) {
+        switch step {
+        case .verdict(var verdict):
+            if case .bogus(let reason) = verdict, reason.problem != .signaturesMissing, !signed {
+                // A reply under an anchor without a single RRSIG, whose chain then broke too (the walk for a
+                // proof of an unsigned delegation asked the same upstream, which failed or stripped that as
+                // well — the lab's dnsmasq hijacker fails `. DNSKEY`): named for what was wrong with the
+                // answer itself and its likely cause, as the machine names an RRset without RRSIGs in a
+                // signed zone.
+                verdict = .bogus(BogusReason(rrset: "\(question.0) \(RRset.typeName(question.1))", problem: .signaturesMissing))
+            }
+            settle(validation, verdict, question: question)
+            completion(verdict)
+        case .fetch(let request):
+            fetch(request, deadline: deadline) { [self] fetched in
+                var validation = validation
+                let next: AnswerValidation.Step
+                switch fetched {
+                case .cancelled: return completion(nil)
+                case .records(let records): next = validation.received(request, records: records)
+                // A chain query that failed (timeout, SERVFAIL, a bad reply) is answered with nothing: the
+                // RRset is missing, so the answer is bogus — never taken unvalidated.
+                case .failed: next = validation.received(request, records: [])
+                }
+                drive(validation, step: next, question: question, signed: signed, deadline: deadline,
+                      completion: completion)
+            }
+        }
+    }
+
+    /// Keeps what a finished validation settled: every key set it validated, and a bogus verdict for its
+    /// question. As Unbound does, a chain query that failed (its tries ran out, SERVFAIL) leaves a bad-key
+    /// entry and the bogus verdict for 60 s too: a flood of names through an upstream that cannot give the
+    /// chain then fails over at once, rather than each waiting for that upstream's tries. (A query cut by
+    /// the resolution's deadline settles nothing: the validation ends without a verdict.)
+    private func settle(_ validation: AnswerValidation, _ verdict: DNSSECVerdict, question: (WireName, UInt16)) {
+        checks.add(validation.checksSpent, ordering: .relaxed)
+        let now = cacheNow
+        if !validation.validatedKeys.isEmpty { keyCache.withLock { $0.store(validation.validatedKeys, at: now) } }
+        if case .bogus(let reason) = verdict {
+            bogusCache.withLock { $0.store(reason, for: question.0, type: question.1, at: now) }
+        }
+    }
+
+    /// What one chain query brought.
+    private enum Fetched: Sendable {
+        /// The reply's answer and authority sections (a DS query's NSEC proof is in the authority).
+        case records([DNSSECRecord])
+        case failed
+        case cancelled
+    }
+
+    /// Asks the upstream for `request`'s RRset with DO and CD set, in a query built by ldns
+    /// (``AddressQuery/messages(for:types:dnssec:)-(String,_,_)``), and reads the reply's records.
+    private func fetch(_ request: ChainRequest, deadline: ResolutionDeadline?,
+                       completion: @escaping @Sendable (Fetched) -> Void) {
+        let (zone, type) = switch request {
+        case .dnskey(let zone): (zone, DNSSECRecord.Kind.dnskey)
+        case .ds(let zone): (zone, DNSSECRecord.Kind.ds)
+        }
+        guard let question = ForwardedQuestion(name: zone.description, type: type),
+              let query = AddressQuery.messages(for: question.absoluteName, types: [RecordType(rawValue: type)], dnssec: true)
+        else { return completion(.failed) }
+        chainQueries.add(1, ordering: .relaxed)
+        meter?.sent(1)
+        let sent = ContinuousClock.now
+        let meter = meter
+        transport.start(query, deadline: deadline) { outcomes in
+            switch outcomes.first {
+            case .reply(let wire):
+                meter?.replied(after: ContinuousClock.now - sent)
+                guard let reply = DNSReply(wire: wire, readingDNSSEC: true), reply.isWholeResponse(to: question.replyQuestion)
+                else {
+                    meter?.failed(.malformed)
+                    return completion(.failed)
+                }
+                guard reply.rcode == 0 || reply.rcode == 3 else {
+                    meter?.failed(reply.rcode == 2 ? .servfail : reply.rcode == 5 ? .refused : .malformed)
+                    return completion(.failed)
+                }
+                completion(.records(reply.signedAnswer + reply.signedAuthority))
+            case .failed(let reason):
+                meter?.failed(UpstreamMetrics.FailureReason(reason))
+                completion(.failed)
+            case .cancelled, nil:
+                completion(.cancelled)
+            }
+        }
+    }
+}
