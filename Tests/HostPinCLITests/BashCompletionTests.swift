@@ -69,6 +69,8 @@ import Testing
         (["hostpin", "serve", "--log-format", ""], ["text", "json"]),
         (["hostpin", "proxy", "--log-level", "w"], ["warning"]),
         (["hostpin", "serve", "--blocked-answer", ""], ["nxdomain", "unspecified"]),
+        (["hostpin", "lookup", "--dnssec", ""], ["validate", "report", "off"]),
+        (["hostpin", "fetch", "--dnssec", "r"], ["report"]),
         // --opt=value: bash splits the word at '='.
         (["hostpin", "lookup", "--family", "=", ""], ["4", "6", "any"]),
         (["hostpin", "lookup", "--family", "="], ["4", "6", "any"]),
