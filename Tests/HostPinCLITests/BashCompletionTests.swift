@@ -44,7 +44,7 @@ import Testing
         #expect(try await script.complete(["hostpin", "c"]) == ["compare", "ctl", "check-config"])
         #expect(try await script.complete(["hostpin", "--v"]) == ["--version"])
         #expect(try await script.complete(["hostpin", "help", "s"]) == ["serve"])
-        #expect(try await script.complete(["hostpin", "ctl", ""]) == ["flush", "stats", "upstreams"])
+        #expect(try await script.complete(["hostpin", "ctl", ""]) == ["flush", "stats", "upstreams", "status"])
     }
 
     /// Each subcommand offers exactly the options its --help lists, no more.
