@@ -40,4 +40,12 @@ package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     package func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
         try await current.forward(question)
     }
+
+    package func forwardValidated(_ question: ForwardedQuestion, checkingDisabled: Bool) async throws(ResolutionError)
+        -> ForwardedAnswer
+    {
+        try await current.forwardValidated(question, checkingDisabled: checkingDisabled)
+    }
+
+    package var validatesDNSSEC: Bool { current.validatesDNSSEC }
 }
