@@ -10,16 +10,13 @@ import Testing
 /// queries with AD or DO; RRSIGs and NSEC/NSEC3 only for DO; CD answered without validating; bogus
 /// answered SERVFAIL with an Extended DNS Error; delv behind the stub fully validates.
 @Suite struct DNSSECStubTests {
-    let lab: Lab
     let signed: Upstream
     let anchors: TrustAnchors
     let anchorPath: String
 
     init() throws {
-        lab = try Lab.current()
-        signed = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
-        anchorPath = try #require(lab.trustAnchor)
-        anchors = try TrustAnchors.load(path: anchorPath)
+        let world = try Lab.current().signedWorld()
+        (signed, anchorPath, anchors) = (world.server, world.anchorPath, world.anchors)
     }
 
     /// A started stub resolving and forwarding through `upstream` (the signed NSD by default) in `mode`.
