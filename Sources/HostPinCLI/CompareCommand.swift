@@ -9,7 +9,9 @@ struct CompareCommand: Subcommand {
     static let name = "compare"
     static let abstract = "Compare the trusted answer with the local resolver's; give a hijack verdict and its reasons."
     static let usage = "hostpin compare NAME... | --batch FILE|- [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
-        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--local IP:PORT] [--hijack-list FILE] [--ordinary CIDR]... "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... "
+        + "[--local IP:PORT] [--hijack-list FILE] [--ordinary CIDR]... "
         + "[--no-probe] [--probe-https [--https-port PORT]] [--family 4|6|any] [--timeout SECONDS] [--json]"
     /// Names compared at once from a batch (each with its probes).
     static let concurrency = 16
@@ -201,10 +203,14 @@ struct CompareCommand: Subcommand {
         return options.selection.upstreams.map(\.description).joined(separator: ", ")
     }
 
-    /// One side's answer on one line: its addresses, or the error sentence.
+    /// One side's answer on one line: its addresses, then its DNSSEC line when it was validated
+    /// (`127.0.0.10 ; secure`, `… ; bogus (report mode): REASON`), or the error sentence (a bogus answer's
+    /// names the reason: which RRset, which key, what was wrong).
     static func summary(_ outcome: Result<Resolution, ResolutionError>, untrusted: Bool = false) -> String {
         switch outcome {
-        case .success(let resolution): resolution.addresses.map(\.address.description).joined(separator: ", ")
+        case .success(let resolution):
+            resolution.addresses.map(\.address.description).joined(separator: ", ")
+                + (DigFormatter.dnssecLine(for: resolution.dnssec).map { " " + $0 } ?? "")
         case .failure(let error): untrusted ? error.untrustedDescription : error.description
         }
     }

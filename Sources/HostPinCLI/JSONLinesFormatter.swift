@@ -4,7 +4,12 @@ import HostPin
 /// Formats outcomes as JSON Lines: one object per line, keys sorted so output is stable and diffable.
 ///
 /// A resolution becomes `{"addresses":[{"address","family","ttl"}],"cnames":[{"alias","target","ttl"}],
-/// "name","receivedAt","source","ttl","upstream"}`; a failure `{"code","error","name","source"}`. `family`
+/// "dnssec","name","receivedAt","source","ttl","upstream"}`; a failure `{"code","error","name","source"}`.
+/// `dnssec` is what validation found (`secure`, `insecure`, `indeterminate`, `bogus` — then a
+/// `dnssecReason` key beside it says which RRset, which key, what was wrong), `null` when the answer was
+/// not validated (`--dnssec off`, literals, pins, the untrusted side); a failure carries `dnssec` only
+/// when validated: a validated NXDOMAIN or NODATA (its denial's status), a bogus answer (`bogus` and the
+/// reason). `family`
 /// is the number 4 or 6, TTLs are seconds, `upstream` is the upstream as written (`"ip:port"`, `"https://…"`,
 /// `"tls://…"`) or `null`, `source` says where the answer came from (`upstream`, `cache`, `stale` — served
 /// after its TTL because no upstream answered, its TTLs the stale TTL —, `literal`, `pinned`,
@@ -40,6 +45,26 @@ enum JSONLinesFormatter {
         case .failure(let error):
             ["name": nameText, "error": untrusted ? error.untrustedDescription : error.description, "code": error.jsonCode,
              "source": error.source(askedOf: untrusted ? .untrusted : .upstream).map { $0.rawValue as Any } ?? NSNull()]
+                .merging(dnssecFields(error.dnssecStatus, always: false)) { $1 }
+        }
+    }
+
+    /// The `dnssec` key (and `dnssecReason` for a bogus status) for `status`: `dnssec: null` when it is
+    /// `nil` and `always`, nothing when it is `nil` otherwise.
+    static func dnssecFields(_ status: DNSSECStatus?, always: Bool) -> [String: Any] {
+        guard let status else { return always ? ["dnssec": NSNull()] : [:] }
+        var fields: [String: Any] = ["dnssec": dnssecWord(status)]
+        if case .bogus(let reason) = status { fields["dnssecReason"] = reason.description }
+        return fields
+    }
+
+    /// The `dnssec` value for `status`.
+    static func dnssecWord(_ status: DNSSECStatus) -> String {
+        switch status {
+        case .secure: "secure"
+        case .insecure: "insecure"
+        case .indeterminate: "indeterminate"
+        case .bogus: "bogus"
         }
     }
 
@@ -58,7 +83,7 @@ enum JSONLinesFormatter {
             "upstream": resolution.upstream.map { $0.description as Any } ?? NSNull(),
             "source": resolution.source.rawValue,
             "receivedAt": timestamp(resolution.receivedAt),
-        ]
+        ].merging(dnssecFields(resolution.dnssec, always: true)) { $1 }
     }
 
     /// `date` as RFC 3339 in UTC with milliseconds, `2025-01-31T12:00:00.123Z`, the way
@@ -97,7 +122,8 @@ enum JSONLinesFormatter {
             appendObject(for: resolution, age: 0, to: &bytes)
         case .failure(let error):
             appendFailure(error, nameText: nameText, untrusted: untrusted,
-                          source: error.source(askedOf: untrusted ? .untrusted : .upstream), to: &bytes)
+                          source: error.source(askedOf: untrusted ? .untrusted : .upstream), dnssec: error.dnssecStatus,
+                          to: &bytes)
         }
     }
 
@@ -113,18 +139,22 @@ enum JSONLinesFormatter {
             case .addresses(let resolution):
                 appendObject(for: resolution, age: detailed.age, to: &bytes)
             case .negative(let negative):
-                appendFailure(negative.error, nameText: nameText, untrusted: false, source: negative.source, to: &bytes)
+                appendFailure(negative.error, nameText: nameText, untrusted: false, source: negative.source,
+                              dnssec: negative.dnssec, to: &bytes)
             }
         case .failure(let error):
-            appendFailure(error, nameText: nameText, untrusted: false, source: error.source(askedOf: .upstream), to: &bytes)
+            appendFailure(error, nameText: nameText, untrusted: false, source: error.source(askedOf: .upstream),
+                          dnssec: error.dnssecStatus, to: &bytes)
         }
     }
 
-    /// Appends the failure object `{"code","error","name","source"}`, keys in alphabetical order.
+    /// Appends the failure object `{"code","error","name","source"}`, keys in alphabetical order, with
+    /// `dnssec` (and `dnssecReason`) when `dnssec` is not `nil`.
     private static func appendFailure(_ error: ResolutionError, nameText: String, untrusted: Bool,
-                                      source: Resolution.Source?, to bytes: inout [UInt8]) {
+                                      source: Resolution.Source?, dnssec: DNSSECStatus?, to bytes: inout [UInt8]) {
         appendASCII(#"{"code":"#, to: &bytes)
         appendString(error.jsonCode, to: &bytes)
+        if dnssec != nil { appendDNSSEC(dnssec, to: &bytes) }
         appendASCII(#","error":"#, to: &bytes)
         appendString(untrusted ? error.untrustedDescription : error.description, to: &bytes)
         appendASCII(#","name":"#, to: &bytes)
@@ -163,7 +193,9 @@ enum JSONLinesFormatter {
             appendInteger(Int(RemainingTTL.of(record.ttl, age: age)), to: &bytes)
             bytes.append(UInt8(ascii: "}"))
         }
-        appendASCII(#"],"name":"#, to: &bytes)
+        bytes.append(UInt8(ascii: "]"))
+        appendDNSSEC(resolution.dnssec, to: &bytes)
+        appendASCII(#","name":"#, to: &bytes)
         appendString(resolution.name.text, to: &bytes)
         appendASCII(#","receivedAt":""#, to: &bytes)
         appendTimestamp(resolution.receivedAt, to: &bytes)
@@ -178,6 +210,21 @@ enum JSONLinesFormatter {
             appendASCII("null", to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends `,"dnssec":…` (`null` for `nil`) and, for a bogus status, `,"dnssecReason":"…"`: the
+    /// fields of ``dnssecFields(_:always:)``, in alphabetical order.
+    private static func appendDNSSEC(_ status: DNSSECStatus?, to bytes: inout [UInt8]) {
+        appendASCII(#","dnssec":"#, to: &bytes)
+        guard let status else {
+            appendASCII("null", to: &bytes)
+            return
+        }
+        appendString(dnssecWord(status), to: &bytes)
+        if case .bogus(let reason) = status {
+            appendASCII(#","dnssecReason":"#, to: &bytes)
+            appendString(reason.description, to: &bytes)
+        }
     }
 
     // MARK: Pieces

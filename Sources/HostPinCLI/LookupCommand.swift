@@ -7,7 +7,8 @@ struct LookupCommand: Subcommand {
     static let name = "lookup"
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--config FILE] [--concurrency N] [--server IP:PORT|URL]... "
-        + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] [--family 4|6|any] "
+        + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--family 4|6|any] "
         + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--min-ttl SECONDS] "
         + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--stale-answer-timeout SECONDS] [--json]"
     /// `--concurrency` when not given.
@@ -60,13 +61,20 @@ struct LookupCommand: Subcommand {
             www.example.test. 3600 IN A 127.0.0.10
           A cached answer's TTLs are what is left of them (as dig shows a caching resolver's).
           An expired answer served because no upstream answered ends each line with `; stale`.
+          A validated answer (--dnssec validate or report) ends with one line saying what DNSSEC
+          found, as delv prints `; fully validated`: `; secure`, `; insecure` (a signed proof that the
+          zone is unsigned, or an --insecure-domain), `; indeterminate` (no trust anchor covers it), or,
+          in report mode, `; bogus (report mode): REASON`; none with --dnssec off. A bogus answer in
+          validate mode is a failure (exit 3) whose sentence gives the reason.
           A name that fails prints one sentence to standard error: `hostpin: <reason>`, which starts
           with the name (`nx.example.test: NXDOMAIN ...`, `www.example.test: no trusted upstream
           answered: ...`).
           With --json: {name, addresses: [{address, family, ttl}], cnames: [{alias, target, ttl}],
-          ttl, upstream, source, receivedAt (RFC 3339, UTC; a cached answer's original time, while its
-          TTLs are what is left)} or, for a failure, {name, error, code, source} (and the sentence on
-          standard error); a failure's source is where it came from:
+          dnssec (secure, insecure, indeterminate or bogus, with dnssecReason; null when not
+          validated), ttl, upstream, source, receivedAt (RFC 3339, UTC; a cached answer's original
+          time, while its TTLs are what is left)} or, for a failure, {name, error, code, source} (and
+          the sentence on standard error; with dnssec when validated: a validated NXDOMAIN or NODATA,
+          or a bogus answer, code dnssec_bogus); a failure's source is where it came from:
           upstream or negativeCache (NXDOMAIN, NODATA), upstream (no answer), or null (nothing was
           asked: an invalid name). The exit status is the highest of 3, 2 and 1 that any name ended
           with.

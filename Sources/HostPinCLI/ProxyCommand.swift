@@ -9,7 +9,8 @@ struct ProxyCommand: ServiceCommand {
     static let name = "proxy"
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
-        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] [--allow-remote] [--allow-private] "
+        + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
         + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
@@ -48,6 +49,7 @@ struct ProxyCommand: ServiceCommand {
                                       'hostpin lookup --help').
           --pin NAME=sha256//BASE64   Accept NAME's certificate only with this public key; repeatable.
           --ca-file FILE              Also trust the CA certificates in FILE (PEM) for DoH and DoT.
+        \(DNSSECOptions.helpLines(width: 28))
           --family 4|6|any            Pin A (4), AAAA (6) or both (any; the default: IPv6 first, IPv4
                                       after 250 ms without a connection, RFC 8305).
           --timeout SECONDS           How long an origin may take to accept a connection and begin its

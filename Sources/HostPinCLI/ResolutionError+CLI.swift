@@ -67,4 +67,11 @@ extension ResolutionError {
             description
         }
     }
+
+    /// The DNSSEC status a failure carries in `--json`: `bogus` with the reason for
+    /// ``ResolutionError/dnssecBogus(_:_:)``, `nil` for every other failure (a validated NXDOMAIN or NODATA
+    /// carries its status on its ``NegativeAnswer`` instead).
+    var dnssecStatus: DNSSECStatus? {
+        if case .dnssecBogus(let reason, _) = self { .bogus(reason) } else { nil }
+    }
 }

@@ -34,12 +34,17 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     /// Where the pinned addresses came from; `nil` when no address was looked up (a refusal before that,
     /// or a response the proxy made itself).
     public let source: AddressSource?
+    /// Why the host could not be resolved, when that is why the proxy answered 502 itself: the
+    /// resolution's sentence (NXDOMAIN, no upstream answered, a DNSSEC-bogus answer with its reason:
+    /// which RRset, which key, what was wrong); `nil` otherwise. Written last, in double quotes.
+    public var failure: String? = nil
 
     /// `2026-11-30T00:25:58.123Z 127.0.0.1:40312 GET http://www.example.test:80/whoami 127.0.0.10:80 200 35 1.204ms - cache`:
     /// time (RFC 3339, UTC), client, method, target, pinned address, status, bytes, duration in
     /// milliseconds, the rules that decided (`rules[2]`, `rules[0],rules[3]` for a transparent redirect
     /// and its target's rule), the address source (`upstream`, `cache`, `literal`, `pin`); `-` for what
-    /// is unknown or absent.
+    /// is unknown or absent; then, for a host that could not be resolved, the reason in double quotes
+    /// (``failure``).
     public var description: String {
         var line: [UInt8] = []
         appendLine(to: &line)
@@ -93,6 +98,30 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
         }
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: (source?.description ?? "-").utf8)
+        if let failure {
+            line.append(contentsOf: " \"".utf8)
+            Self.appendQuoted(failure, to: &line)
+            line.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// Appends `text` for a double-quoted field: `"` and `\` after a backslash, every control
+    /// character (a line break included, so an entry stays one line) as `\xHH`.
+    private static func appendQuoted(_ text: String, to line: inout [UInt8]) {
+        let digits = Array("0123456789abcdef".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                line.append(UInt8(ascii: "\\"))
+                line.append(byte)
+            case 0..<0x20, 0x7F:
+                line.append(contentsOf: "\\x".utf8)
+                line.append(digits[Int(byte >> 4)])
+                line.append(digits[Int(byte & 0xF)])
+            default:
+                line.append(byte)
+            }
+        }
     }
 
     /// Appends the decimal digits of `value` (negative counts as 0), zero-padded to at least `width`
@@ -120,6 +149,7 @@ public struct AccessLogEntry: Sendable, Hashable, CustomStringConvertible {
     public var maximumLineLength: Int {
         let address = 47  // [ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535
         return 24 + address + method.utf8.count + target.utf8.count + address + 3 + 20 + 24 + 20 * max(1, rules.count) + 10 + 9
+            + (failure.map { 3 + 4 * $0.utf8.count } ?? 0)
     }
 
     /// The current wall-clock time as (``unixSeconds``, ``nanoseconds``).

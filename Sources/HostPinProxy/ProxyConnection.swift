@@ -353,19 +353,19 @@ struct ProxyConnection: Sendable {
                 started: ContinuousClock.Instant) async {
         let when = AccessLogEntry.now()
         try? await client.write(error.response(via: configuration.viaPseudonym), deadline: .after(configuration.idleTimeout))
-        log(method, target, nil, error.status, 0, started, when, rules: rules, source: nil)
+        log(method, target, nil, error.status, 0, started, when, rules: rules, source: nil, failure: error.resolutionFailure)
         await LingeringClose.drain(client)
     }
 
     /// Writes one access-log entry.
     func log(_ method: String, _ target: String, _ pinned: SocketAddress?, _ status: Int, _ bytes: UInt64,
              _ started: ContinuousClock.Instant, _ when: (unixSeconds: Int, nanoseconds: Int),
-             rules: [RuleReference], source: AddressSource?) {
+             rules: [RuleReference], source: AddressSource?, failure: String? = nil) {
         configuration.metrics?.recordRequest(method == "CONNECT" ? .connect : .http, status: status)
         guard let accessLog = configuration.accessLog else { return }
         accessLog(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds, client: client.peer,
                                  method: method, target: target, pinned: pinned, status: status, bytes: bytes,
-                                 duration: ContinuousClock.now - started, rules: rules, source: source))
+                                 duration: ContinuousClock.now - started, rules: rules, source: source, failure: failure))
     }
 }
 

@@ -67,6 +67,12 @@ public enum ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String { "\(address): \(error)" }
     }
 
+    /// The resolution's sentence when the host could not be resolved (the access log's last field), `nil`
+    /// for every other error.
+    public var resolutionFailure: String? {
+        if case .nameNotResolved(_, let error) = self { error.description } else { nil }
+    }
+
     /// The HTTP status code sent (RFC 9110 §15).
     public var status: Int {
         switch self {

@@ -9,9 +9,10 @@ extension Service {
     /// file again into `new`).
     ///
     /// Everything that can fail comes first, off to the side: a new trusted resolver when the upstream
-    /// settings changed (its bootstrap lookups), and the listeners on new addresses. Then the swap, with
-    /// nothing left to fail: the rules in place, the resolver behind the cache (the answers of upstreams no
-    /// longer listed dropped), the cache's limits, the listeners whose address went away stopped (a
+    /// settings changed (its bootstrap lookups), the DNSSEC settings included, and the listeners on new
+    /// addresses. Then the swap, with nothing left to fail: the rules in place, the resolver behind the
+    /// cache (the answers of upstreams no longer listed dropped; every upstream's answer when the DNSSEC
+    /// settings changed), the cache's limits, the listeners whose address went away stopped (a
     /// replaced proxy with its grace period). Requests in flight finish on what they started with.
     ///
     /// - Returns: What changed, and what changed but waits for a restart (both also said in the log).
@@ -120,10 +121,20 @@ extension Service {
         if let trusted {
             let kept = Set(new.resolverConfiguration.upstreams.map(\.description))
             upstream.replace(with: trusted)
-            let dropped = cache.cache.removeAll { !kept.contains($0.description) }
-            if Set(settings.resolverConfiguration.upstreams.map(\.description)) != kept { responder?.removeForwardedReplies() }
+            // Answers validated (or not) under other DNSSEC settings would keep their old verdict for their
+            // whole TTL: a switch to validate must not go on serving what it would refuse. All of them go.
+            let dnssec = new.resolverConfiguration.dnssec
+            let dnssecChanged = dnssec != settings.resolverConfiguration.dnssec
+            let dropped = cache.cache.removeAll { dnssecChanged || !kept.contains($0.description) }
+            if dnssecChanged || Set(settings.resolverConfiguration.upstreams.map(\.description)) != kept {
+                responder?.removeForwardedReplies()
+            }
             summary.append("upstreams \(new.resolverConfiguration.upstreams.map(\.description).joined(separator: ", "))"
-                           + (dropped > 0 ? " (\(dropped) answers of upstreams no longer listed dropped)" : ""))
+                           + (dropped > 0 && !dnssecChanged ? " (\(dropped) answers of upstreams no longer listed dropped)" : ""))
+            if dnssecChanged {
+                summary.append("DNSSEC \(dnssec.mode.rawValue)"
+                               + (dropped > 0 ? " (\(dropped) cached answers dropped: they were judged under the old DNSSEC settings)" : ""))
+            }
         }
         let policy = new.cacheOptions.policy(refreshAhead: true)
         let limits = new.cacheOptions.limits.limits

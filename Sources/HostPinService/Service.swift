@@ -38,9 +38,9 @@ public actor Service {
     var control: ControlServer?
     /// What the control socket reads.
     let status: ServiceStatus
-    /// The stub's and the proxy's counters, made at start when the metrics endpoint is on (else nothing
-    /// is counted, for the life of the service).
-    let counters: (dns: DNSQueryMetrics?, proxy: ProxyMetrics?)
+    /// The stub's, the proxy's and the DNSSEC statuses' counters, made at start when the metrics endpoint
+    /// is on (else nothing is counted, for the life of the service).
+    let counters: (dns: DNSQueryMetrics?, proxy: ProxyMetrics?, dnssec: DNSSECMetrics?)
     /// What the metrics endpoint serves; `nil` when it was off at start.
     var metrics: ServiceMetrics?
     /// The metrics endpoint, with `--metrics-listen`.
@@ -62,11 +62,11 @@ public actor Service {
     private init(configuration: ServiceConfiguration, trusted: TrustedResolver, log: ServiceLog) {
         self.configuration = configuration
         self.log = log
-        upstream = UpstreamSwitch(trusted)
+        counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil)
+        upstream = UpstreamSwitch(trusted, dnssecMetrics: counters.dnssec)
         cache = CachingResolver(upstream: upstream, cache: configuration.cacheOptions.makeCache(refreshAhead: true))
         status = ServiceStatus(cache: cache, upstream: upstream,
                                snapshot: ServiceStatus.Snapshot(responder: nil, dnsListeners: [], proxy: nil, reloads: 0))
-        counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil)
     }
 
     /// Starts the service `configuration` describes: sets up the trusted resolver (its bootstrap
@@ -143,7 +143,7 @@ public actor Service {
         if settings.metrics.listenAddress != nil {
             let upstream = upstream
             metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
-                                     proxy: counters.proxy, watch: watcher)
+                                     proxy: counters.proxy, watch: watcher, dnssec: counters.dnssec)
             switch startEndpoint(settings.metrics) {
             case .success(let started): (endpoint, endpointAddress) = (started?.endpoint, started?.address)
             case .failure(let error):

@@ -7,12 +7,19 @@ import Synchronization
 /// resolution or forwarded query asks the resolver in force when it starts, to its end — so queries in
 /// flight finish on the old upstreams, whose transports (threads, connections) close once the last of
 /// them is done and nothing refers to the old resolver any more.
+///
+/// Every resolution passes here on its way into the cache, and every reply the stub forwards on its way
+/// into the stub's forward cache, so here their DNSSEC status is counted (with the metrics endpoint on):
+/// once per answer received, not per cache hit.
 package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     /// Guards the resolver in force.
     private let resolver: Mutex<TrustedResolver>
+    /// Counts each resolution's DNSSEC status; `nil` counts nothing.
+    private let dnssecMetrics: DNSSECMetrics?
 
-    package init(_ resolver: TrustedResolver) {
+    package init(_ resolver: TrustedResolver, dnssecMetrics: DNSSECMetrics? = nil) {
         self.resolver = Mutex(resolver)
+        self.dnssecMetrics = dnssecMetrics
     }
 
     /// The resolver in force.
@@ -23,18 +30,30 @@ package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
         self.resolver.withLock { $0 = resolver }
     }
 
+    /// Not counted: the cache asks ``resolveDetailed(_:family:completion:)``; this is the watch's question.
     package func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await current.resolve(name, family: family)
     }
 
     package func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome {
-        try await current.resolveDetailed(name, family: family)
+        do throws(ResolutionError) {
+            let outcome = try await current.resolveDetailed(name, family: family)
+            dnssecMetrics?.record(.success(outcome))
+            return outcome
+        } catch {
+            dnssecMetrics?.record(.failure(error))
+            throw error
+        }
     }
 
     /// The resolver in force resolves on its callback path: a cache miss costs no task.
     package func resolveDetailed(_ name: HostName, family: AddressFamily,
                                  completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
-        current.resolveDetailed(name, family: family, completion: completion)
+        guard let dnssecMetrics else { return current.resolveDetailed(name, family: family, completion: completion) }
+        current.resolveDetailed(name, family: family) { outcome in
+            dnssecMetrics.record(outcome)
+            completion(outcome)
+        }
     }
 
     package func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
@@ -44,7 +63,14 @@ package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     package func forwardValidated(_ question: ForwardedQuestion, checkingDisabled: Bool) async throws(ResolutionError)
         -> ForwardedAnswer
     {
-        try await current.forwardValidated(question, checkingDisabled: checkingDisabled)
+        do throws(ResolutionError) {
+            let answer = try await current.forwardValidated(question, checkingDisabled: checkingDisabled)
+            dnssecMetrics?.record(forwarded: .success(answer))
+            return answer
+        } catch {
+            dnssecMetrics?.record(forwarded: .failure(error))
+            throw error
+        }
     }
 
     package var validatesDNSSEC: Bool { current.validatesDNSSEC }

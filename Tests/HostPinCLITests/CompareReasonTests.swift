@@ -15,8 +15,10 @@ import Testing
         try await DnsmasqServer(["--address=/example.test/"] + answers.map { "--address=/\($0.key)/\($0.value)" })
     }
 
-    private func compare(_ names: [String], local: DnsmasqServer, _ extra: [String] = []) async throws -> ProcessRunner.Result {
-        try await HostPinBinary.run(["compare"] + names + ["--server", "\(lab.trustedDNS)", "--local", "\(local.address)"]
+    /// `hostpin compare NAMES` with `--server TRUSTED` (the lab's trusted NSD by default).
+    private func compare(_ names: [String], local: DnsmasqServer, _ extra: [String] = [],
+                         trusted: String? = nil) async throws -> ProcessRunner.Result {
+        try await HostPinBinary.run(["compare"] + names + ["--server", trusted ?? "\(lab.trustedDNS)", "--local", "\(local.address)"]
                                         + extra)
     }
 
@@ -192,21 +194,24 @@ import Testing
                 (["cdn.example.test"], 5),  // 127.0.0.12, not the trusted 127.0.0.11: disjoint
                 (["alias.example.test", "cdn.example.test"], 5),  // alias: NXDOMAIN locally, blocked
                 (["cdn.example.test", "www.example.test"], 4),
-                // The lab's NSD refuses a name outside its zone: the trusted side fails.
-                (["www.example.test", "www.other.test", "cdn.example.test"], 3),
+                // The lab's fault server refuses refused.fault.test (and relays the other names to the trusted
+                // NSD): the trusted side fails.
+                (["www.example.test", "refused.fault.test", "cdn.example.test"], 3),
             ]
+            let fault = "\(try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)"))"
             for (names, status) in cases {
-                let result = try await compare(names, local: local, options)
+                let result = try await compare(names, local: local, options, trusted: fault)
                 #expect(result.status == status, "\(names): \(result.standardOutput) \(result.standardError)")
                 #expect(result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("name: ") }
                             .map { String($0.dropFirst(6)) } == names)
             }
-            let refused = try await compare(["www.other.test"], local: local, options)
-            #expect(refused.standardError == "hostpin: www.other.test: no trusted upstream answered: \(lab.trustedDNS): REFUSED\n")
+            let refused = try await compare(["refused.fault.test"], local: local, options, trusted: fault)
+            #expect(refused.standardError == "hostpin: refused.fault.test: no trusted upstream answered: \(fault): REFUSED\n")
             #expect(!refused.standardOutput.contains("verdict:"))
             // Among several names, the sentence on standard error says which one had no trusted answer.
-            let several = try await compare(["www.example.test", "www.other.test", "cdn.example.test"], local: local, options)
-            #expect(several.standardError == "hostpin: www.other.test: no trusted upstream answered: \(lab.trustedDNS): REFUSED\n")
+            let several = try await compare(["www.example.test", "refused.fault.test", "cdn.example.test"], local: local,
+                                            options, trusted: fault)
+            #expect(several.standardError == "hostpin: refused.fault.test: no trusted upstream answered: \(fault): REFUSED\n")
         }
     }
 

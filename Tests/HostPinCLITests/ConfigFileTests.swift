@@ -57,6 +57,37 @@ import Glibc
         #expect(watch["interval"] as? Int == 1 && watch["nameInterval"] as? Int == 3600 && (watch["ordinary"] as? [Any])?.isEmpty == true)
         let log = try #require(effective["log"] as? [String: Any])
         #expect(log["level"] as? String == "info" && log["format"] as? String == "text" && log["accessLog"] is NSNull)
+        // DNSSEC: the default mode (off for now), the built-in anchors (null: no file), no insecure domain.
+        let resolution = try #require(effective["resolution"] as? [String: Any])
+        #expect(resolution["dnssec"] as? String == "off")
+        #expect(resolution["trustAnchors"] is NSNull)
+        #expect((resolution["insecureDomains"] as? [Any])?.isEmpty == true)
+    }
+
+    /// The DNSSEC keys as given: the mode, each anchor file as it will be opened (read from the
+    /// configuration file's folder), the insecure domains.
+    @Test func dnssecKeysAreCheckedAndPrintedInForce() async throws {
+        let anchor = ". IN DS 20326 8 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D\n"
+        let folder = try Self.folder([
+            "config.json": #"{"resolution": {"dnssec": "report", "trustAnchors": ["root.ds", "keys/other.ds"], "insecureDomains": ["corp.test"]}}"#,
+            "root.ds": anchor,
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("keys"), withIntermediateDirectories: true)
+        try anchor.write(to: folder.appendingPathComponent("keys/other.ds"), atomically: true, encoding: .utf8)
+        let result = try await HostPinBinary.run(["check-config", folder.appendingPathComponent("config.json").path])
+        #expect(result.status == 0, "\(result.standardError)")
+        let effective = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let resolution = try #require(effective["resolution"] as? [String: Any])
+        #expect(resolution["dnssec"] as? String == "report")
+        #expect(resolution["trustAnchors"] as? [String] == [folder.appendingPathComponent("root.ds").path,
+                                                          folder.appendingPathComponent("keys/other.ds").path])
+        #expect(resolution["insecureDomains"] as? [String] == ["corp.test"])
+        // The file's values are the command line's: lookup accepts them and resolves.
+        let lookup = try await HostPinBinary.run(["lookup", "www.example.test", "--server", "\(lab.trustedDNS)", "--dnssec", "off",
+                                                  "--config", folder.appendingPathComponent("config.json").path])
+        #expect(lookup.status == 0, "\(lookup.standardError)")
+        #expect(lookup.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
     }
 
     @Test func theFilesValuesAreInForceWithRelativePathsFromItsFolder() async throws {
@@ -113,6 +144,16 @@ import Glibc
           "FILE: log.level: 'loud' is not error, warning, info or debug",
           "FILE: log.format: 'xml' is not text or json",
           "FILE: log.accessLog: cannot use '/proc/sys/access.log': its folder /proc/sys is not writable: Permission denied"]),
+        (#"{"resolution": {"dnssec": "strict", "trustAnchors": [".", "missing.ds"], "insecureDomains": ["a..b", "10.0.0.1"]}}"#,
+         ["FILE: resolution.dnssec: 'strict' is not validate, report or off",
+          "FILE: resolution.trustAnchors[0]: cannot use 'DIR': it is not a regular file (a directory, device, FIFO or socket)",
+          "FILE: resolution.trustAnchors[1]: cannot use 'DIR/missing.ds': it does not exist",
+          "FILE: resolution.insecureDomains[0]: 'a..b' is not a valid domain name: it has an empty label (two dots in a row, or a leading dot)",
+          "FILE: resolution.insecureDomains[1]: '10.0.0.1' is an IP address, not a domain name"]),
+        (#"{"resolution": {"dnssec": true, "trustAnchors": [], "insecureDomains": [5]}}"#,
+         ["FILE: resolution.dnssec: must be a string, not a boolean",
+          "FILE: resolution.trustAnchors: must not be empty (leave the key out for the default)",
+          "FILE: resolution.insecureDomains[0]: must be a string, not a number"]),
         (#"{"watch": {"interval": 5, "ordinary": ["10.0.0.0/33"]}}"#,
          ["FILE: watch.ordinary[0]: '10.0.0.0/33' has a prefix length that is not a whole number from 0 to 32",
           "FILE: watch.interval: applies only with watch.local"]),

@@ -111,9 +111,11 @@ import Testing
     }
 
     @Test func upstreamFailureOutranksAnInvalidName() async throws {
-        // NSD refuses names outside its zone: REFUSED (3) wins over a bad line (2) and NXDOMAIN (1).
-        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(lab.trustedDNS)"],
-                                                 input: "nx.example.test\nbad..name\noutside.example.org\n")
+        // REFUSED (3) wins over a bad line (2) and NXDOMAIN (1): the lab's fault server refuses
+        // refused.fault.test and relays nx.example.test to the trusted NSD.
+        let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        let result = try await HostPinBinary.run(["lookup", "--batch", "-", "--server", "\(fault)"],
+                                                 input: "nx.example.test\nbad..name\nrefused.fault.test\n")
         #expect(result.status == 3)
     }
 

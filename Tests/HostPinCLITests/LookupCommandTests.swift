@@ -116,14 +116,18 @@ import Testing
     }
 
     @Test func upstreamFailureOutranksNXDOMAIN() async throws {
-        // NSD refuses names outside its zone: REFUSED is an upstream failure (3), NXDOMAIN an answer (1).
-        let result = try await lookup("nx.example.test", "outside.example.org", "www.example.test")
+        // REFUSED is an upstream failure (3), NXDOMAIN an answer (1). The lab's fault server refuses
+        // refused.fault.test and relays the other names to the trusted NSD (which serves the lab root, so it
+        // denies a name outside the lab with NXDOMAIN instead of refusing it).
+        let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "refused.fault.test", "www.example.test",
+                                                  "--server", "\(fault)", "--timeout", "1"])
         #expect(result.status == 3)
         #expect(result.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n")
         let errors = result.standardError.split(separator: "\n")
         #expect(errors.count == 2)
         #expect(errors.first == "hostpin: nx.example.test: NXDOMAIN (the name does not exist)")
-        #expect(errors.last == "hostpin: outside.example.org: no trusted upstream answered: \(lab.trustedDNS): REFUSED")
+        #expect(errors.last == "hostpin: refused.fault.test: no trusted upstream answered: \(fault): REFUSED")
     }
 
     @Test func closedPortUpstreamExitsThree() async throws {

@@ -20,7 +20,9 @@ import Testing
         let result = try await HostPinBinary.run(["lookup", "www.example.test", "--json", "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 0)
         let object = try #require(try objects(result).first)
-        #expect(Set(object.keys) == ["name", "addresses", "cnames", "ttl", "upstream", "source", "receivedAt"])
+        #expect(Set(object.keys) == ["name", "addresses", "cnames", "dnssec", "ttl", "upstream", "source", "receivedAt"])
+        // Not validated (the default mode, off): the key is there, null.
+        #expect(object["dnssec"] is NSNull)
         #expect(object["name"] as? String == "www.example.test")
         let addresses = try #require(object["addresses"] as? [[String: Any]])
         #expect(addresses.count == 1)
@@ -60,19 +62,21 @@ import Testing
     }
 
     @Test func failedNamesGiveErrorObjectsInArgumentOrder() async throws {
-        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "outside.example.org",
-                                            "--json", "--server", "\(lab.trustedDNS)"])
+        // The lab's fault server refuses refused.fault.test and relays the other names to the trusted NSD.
+        let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        let result = try await HostPinBinary.run(["lookup", "nx.example.test", "www.example.test", "refused.fault.test",
+                                            "--json", "--server", "\(fault)"])
         #expect(result.status == 3)
         let objects = try objects(result)
         #expect(objects.count == 3)
-        #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "outside.example.org"])
+        #expect(objects.map { $0["name"] as? String } == ["nx.example.test", "www.example.test", "refused.fault.test"])
         #expect(Set(objects[0].keys) == ["name", "error", "code", "source"])
         #expect(objects[0]["code"] as? String == "nxdomain")
         #expect(objects[0]["error"] as? String == "nx.example.test: NXDOMAIN (the name does not exist)")
         #expect(objects[0]["source"] as? String == "upstream")
         #expect(objects[1]["source"] as? String == "upstream")
         #expect(objects[2]["code"] as? String == "upstreams_failed")
-        #expect(objects[2]["source"] as? String == "upstream")  // NSD refuses names outside its zone
+        #expect(objects[2]["source"] as? String == "upstream")  // the fault server refused it
     }
 
     @Test func failureSourceSaysWhetherTheNegativeAnswerCameFromTheUpstreamOrTheNegativeCache() async throws {

@@ -161,23 +161,25 @@ import Glibc
         let folder = try ConfigFileTests.folder([:])
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("control").path
-        let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description,
+        // The lab's fault server refuses every refused.*.fault.test name and relays the others to the trusted
+        // NSD (which serves the lab root, so it denies names outside its zones with NXDOMAIN, never REFUSED).
+        let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", fault.description,
                                             "--metrics-listen", "127.0.0.1:0", "--control-socket", socket])
         defer { serve.kill() }
         let dns = try #require(serve.dnsAddresses.first)
         let metrics = try #require(serve.metricsAddress)
-        // The lab's NSD serves example.test only and refuses the rest: each of these is SERVFAIL for the
-        // client, and an answer about one name, not an outage, for the health.
+        // Each of these is SERVFAIL for the client, and an answer about one name, not an outage, for the health.
         for number in 1...8 {
-            #expect(try await Self.dig(dns, "bad\(number).example.org").contains("status: SERVFAIL"))
+            #expect(try await Self.dig(dns, "refused.bad\(number).fault.test").contains("status: SERVFAIL"))
         }
-        #expect(try await Self.upstreams(socket) == ["\(lab.trustedDNS) healthy"])
+        #expect(try await Self.upstreams(socket) == ["\(fault) healthy"])
         #expect(try await Self.curl("-w", " %{http_code}", "http://\(metrics)/healthz") == "ok\n 200")
         let scrape = Self.samples(try await Self.curl("http://\(metrics)/metrics"))
-        let upstream = "upstream=\"\(lab.trustedDNS)\""
+        let upstream = "upstream=\"\(fault)\""
         #expect(scrape.contains("hostpin_upstream_healthy{\(upstream)} 1"))
         #expect(scrape.contains("hostpin_upstream_failures_total{\(upstream),reason=\"refused\"} 8"), "\(scrape)")
-        #expect(try await Self.dig(dns, "+short", "cdn.example.test") == "127.0.0.11\n")  // and it answers its own zone
+        #expect(try await Self.dig(dns, "+short", "cdn.example.test") == "127.0.0.11\n")  // and it relays the rest
 
         // A UDP port that never answers: held down after one query, /healthz 503.
         try await SilentUpstream.with { silent in

@@ -56,6 +56,18 @@ import Glibc
         #expect(text == "line 0\nline 1\nline 2\n")
     }
 
+    /// A failure is the last field, quoted, with quotes, backslashes and control characters escaped, so
+    /// the entry stays one line.
+    @Test func failureIsTheLastFieldQuotedAndEscaped() {
+        let entry = AccessLogEntry(unixSeconds: 0, nanoseconds: 0, client: nil, method: "GET", target: "http://x.test/", pinned: nil,
+                                   status: 502, bytes: 0, duration: .zero, rules: [], source: nil,
+                                   failure: "x.test: bogus \"A\"\nnext\\")
+        #expect(entry.description == #"1970-01-01T00:00:00.000Z - GET http://x.test/ - 502 0 0.000ms - - "x.test: bogus \"A\"\x0anext\\""#)
+        let plain = AccessLogEntry(unixSeconds: 0, nanoseconds: 0, client: nil, method: "GET", target: "http://x.test/", pinned: nil,
+                                   status: 502, bytes: 0, duration: .zero, rules: [], source: nil)
+        #expect(plain.description == "1970-01-01T00:00:00.000Z - GET http://x.test/ - 502 0 0.000ms - -")
+    }
+
     /// An entry is written as its ``AccessLogEntry/description`` (formatted by the writer thread), and
     /// its line is no longer than ``AccessLogEntry/maximumLineLength``, which the queue counts it at, even
     /// with the widest addresses, byte count and duration.
@@ -71,6 +83,10 @@ import Glibc
                            source: .pinnedByRule),
             AccessLogEntry(unixSeconds: 0, nanoseconds: 0, client: nil, method: "-", target: "-", pinned: nil, status: 400,
                            bytes: 0, duration: .zero, rules: [], source: nil),
+            // A resolution failure's sentence, every byte of it needing an escape at worst.
+            AccessLogEntry(unixSeconds: 0, nanoseconds: 0, client: nil, method: "GET", target: "http://x.test/", pinned: nil,
+                           status: 502, bytes: 0, duration: .zero, rules: [], source: nil,
+                           failure: String(repeating: "\u{1}", count: 40) + "\"\\\n"),
         ]
         let writer = AccessLogWriter(descriptor: writeEnd)
         for entry in entries {

@@ -137,6 +137,29 @@ import Testing
         }
     }
 
+    /// A DNSSEC-bogus name is a resolution failure: 502 with the reason, in the body and as the access
+    /// log line's last field (quoted); over CONNECT too. Nothing is connected to.
+    @Test func bogusNameIs502WithTheReasonInTheBodyAndTheAccessLog() async throws {
+        try await ProxyLab.withProxy(resolver: BogusResolver()) { proxy, lab, log in
+            let reason = "DNSSEC validation failed (bogus): modified.example.test. A (key 4242): signature does not verify "
+                + "(the RRSIG does not match the RRset)"
+            let result = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_code}",
+                                                  ProxyLab.http(lab, "modified.example.test", "/whoami")])
+            #expect(result.standardOutput == "modified.example.test could not be resolved through the trusted upstreams: \(reason).\n502")
+            let entry = try #require((await log.waitFor(1)).first)
+            #expect(entry.status == 502 && entry.pinned == nil && entry.source == nil)
+            #expect(entry.failure == reason)
+            // The line: … status, bytes, duration, no rule, no address source, then the reason.
+            #expect(entry.description.contains(" - 502 0 ") && entry.description.hasSuffix("ms - - \"\(reason)\""),
+                    "\(entry.description)")
+            let tunnel = try await ProxyLab.curl(["-x", "http://\(proxy)", "-w", "%{http_connect}", "-o", "/dev/null",
+                                                  "https://modified.example.test/"])
+            #expect(tunnel.standardOutput == "502", "\(tunnel.standardOutput) \(tunnel.standardError)")
+            let connect = try #require((await log.waitFor(2)).last)
+            #expect(connect.method == "CONNECT" && connect.status == 502 && connect.failure == reason)
+        }
+    }
+
     @Test func noAddressConnectingIs502() async throws {
         let refusing = try TestSockets.RefusingPort()
         let closedPort = refusing.port  // bound, never listening: connecting is refused, and no other test can take it

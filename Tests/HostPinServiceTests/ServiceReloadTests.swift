@@ -37,6 +37,31 @@ import Testing
         #expect(kept.contains("hostpin: reloaded: 1 rule"))
     }
 
+    /// New DNSSEC settings are a new trusted resolver, and every cached answer goes: it was judged (or
+    /// not) under the old settings, and would keep that verdict for its whole TTL.
+    @Test func changedDNSSECSettingsDropTheCachedAnswers() async throws {
+        let kept = KeptLog()
+        var configuration = try ServiceLab.configuration()
+        let service = try await Service.start(configuration, log: kept.log)
+        let dns = try #require(await service.listeners.dns.first)
+        #expect(try await ServiceLab.ask(dns, "cdn.example.test") == .noError("127.0.0.11"))
+        #expect(await service.statistics.cache.entries > 0)
+
+        configuration.resolverConfiguration.dnssec = DNSSECConfiguration(mode: .report, trustAnchors: .ianaRoot,
+                                                                          insecureDomains: [try HostName.parse("example.test")])
+        let reload = try await service.reload(to: configuration)
+        let last = try #require(reload.changes.last)
+        #expect(last.hasPrefix("DNSSEC report (") && last.hasSuffix(" cached answers dropped: they were judged under the old DNSSEC settings)"),
+                "\(reload.changes)")
+        #expect(await service.statistics.cache.entries == 0)
+        // The same settings again: nothing to rebuild, nothing dropped.
+        #expect(try await ServiceLab.ask(dns, "cdn.example.test") == .noError("127.0.0.11"))
+        let again = try await service.reload(to: configuration)
+        #expect(again.changes == ["0 rules"])
+        #expect(await service.statistics.cache.entries > 0)
+        await service.stop()
+    }
+
     @Test func aProxyAddressInUseRefusesTheWholeReload() async throws {
         let kept = KeptLog()
         var configuration = try ServiceLab.configuration()

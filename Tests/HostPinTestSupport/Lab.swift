@@ -12,13 +12,17 @@ public struct Lab: Sendable {
     public let countDNS: Upstream
     /// The counting NSD's configuration file, for `nsd-control -c`.
     public let countNSDConf: String
-    /// The signed lab world (DNSSEC; zones/signed/README.md): one NSD serving the lab root, `test.`,
-    /// `example.test.` and its children, signed at every `scripts/lab up`; nil for a lab started by an
-    /// older `scripts/lab`.
+    /// The signed lab world (DNSSEC; zones/signed/README.md): the lab root, `test.`, `example.test.` and
+    /// its children, signed at every `scripts/lab up` and served by every trusted NSD; this is
+    /// ``trustedDNS`` (on the on-path lab, its port the box does not rewrite). Nil for a lab started by
+    /// an older `scripts/lab`.
     public let signedDNS: Upstream?
     /// The signed lab root's DS, in the format of Debian's dns-root-data files; `delv.conf` beside it holds
     /// the same anchor for `delv -a`. Nil for a lab started by an older `scripts/lab`.
     public let trustAnchor: String?
+    /// The fault server (scripts/fault-dns): `<mode>.fault.test` answered as the mode says, every other
+    /// name relayed verbatim to the trusted NSD. Nil for a lab whose environment lacks it.
+    public let faultDNS: Upstream?
     /// The hijacker (dnsmasq): every name under example.test → 127.0.0.66.
     public let hijackDNS: Upstream
     /// The hijacker's query log.
@@ -92,7 +96,7 @@ public struct Lab: Sendable {
         return Lab(trustedDNS: try upstream("LAB_TRUSTED_DNS"), trustedDNS2: try upstream("LAB_TRUSTED_DNS_2"),
                    countDNS: try upstream("LAB_COUNT_DNS"), countNSDConf: try text("LAB_COUNT_NSD_CONF"),
                    signedDNS: optional("LAB_SIGNED_DNS").flatMap { Upstream($0) },
-                   trustAnchor: optional("LAB_TRUST_ANCHOR"),
+                   trustAnchor: optional("LAB_TRUST_ANCHOR"), faultDNS: optional("LAB_FAULT_DNS").flatMap { Upstream($0) },
                    hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
                    httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"),
                    dohURL: optional("LAB_DOH_URL"), dotServer: optional("LAB_DOT_SERVER"),

@@ -1,4 +1,5 @@
 import Foundation
+import HostPin
 import HostPinTestSupport
 import Testing
 
@@ -57,13 +58,52 @@ import Testing
         Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
         Row(name: "www.badds.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
         Row(name: "www.expired.example.test", type: "A", verdict: .bogus, reason: "broken trust chain"),
+        // An NSD serving the lab root denies a name outside the lab, signed (no longer REFUSED).
+        Row(name: "www.example.org", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+    ] + insecureDelegations.map { Row(name: $0, type: "DS", verdict: .secureNODATA, reason: nil) }
+
+    /// The zones other lab servers serve, which test. delegates without DS (zones/signed/test.zone).
+    static let insecureDelegations = ["fault.test", "bench.test", "refresh.test", "load.test", "corp.test"]
+
+    /// Names asked at the lab's fault server (LAB_FAULT_DNS): its modes' answers are made there, unsigned,
+    /// and every other query (DS, DNSKEY included) is relayed verbatim to the trusted NSD, the DO bit and
+    /// the reply's RRSIGs intact, so a validator asking only the fault server builds the chain.
+    static let faultRows: [Row] = [
+        Row(name: "delay-1.fault.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "truncate.fault.test", type: "A", verdict: .insecure, reason: nil),
+        Row(name: "www.example.test", type: "A", verdict: .secure, reason: nil),
+        Row(name: "nx.example.test", type: "A", verdict: .secureNXDOMAIN, reason: nil),
+        Row(name: "modified.example.test", type: "A", verdict: .bogus, reason: "RRSIG failed to verify"),
     ]
 
     @Test(arguments: rows)
     func delvGivesEachLabNameItsVerdict(_ row: Row) async throws {
         let lab = try Lab.current()
         let server = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
-        let anchor = try #require(lab.trustAnchor)
+        try await Self.expectVerdict(row, asking: server, lab)
+    }
+
+    /// Both trusted NSDs the tests may ask at any time serve the signed world (the counting NSD serves the
+    /// same files, but queries to it here would disturb the tests that count).
+    @Test(arguments: ["LAB_TRUSTED_DNS", "LAB_TRUSTED_DNS_2"])
+    func eachTrustedNSDServesTheSignedWorld(_ variable: String) async throws {
+        let lab = try Lab.current()
+        let server = variable == "LAB_TRUSTED_DNS" ? lab.trustedDNS : lab.trustedDNS2
+        try await Self.expectVerdict(Self.rows[0], asking: server, lab)
+        try await Self.expectVerdict(Row(name: "www.unsigned.example.test", type: "A", verdict: .insecure, reason: nil),
+                                     asking: server, lab)
+    }
+
+    @Test(arguments: faultRows)
+    func delvThroughTheFaultServerGivesItsVerdict(_ row: Row) async throws {
+        let lab = try Lab.current()
+        let server = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        try await Self.expectVerdict(row, asking: server, lab)
+    }
+
+    /// Asks delv, with the lab's anchor, for `row` at `server` (every query of the chain goes there).
+    static func expectVerdict(_ row: Row, asking server: Upstream, _ lab: Lab) async throws {
+        let anchor = try #require(lab.trustAnchor, "the lab predates the signed world: scripts/lab down; scripts/lab up")
         let address = server.description
         let colon = try #require(address.lastIndex(of: ":"))
         let delvConf = URL(fileURLWithPath: anchor).deletingLastPathComponent().appendingPathComponent("delv.conf").path
@@ -74,18 +114,18 @@ import Testing
         let output = result.standardOutput + result.standardError
         switch row.verdict {
         case .secure:
-            #expect(output.contains("; fully validated"), "\(output)")
+            #expect(output.contains("; fully validated"), "\(address): \(output)")
         case .insecure:
-            #expect(output.contains("; unsigned answer"), "\(output)")
+            #expect(output.contains("; unsigned answer"), "\(address): \(output)")
         case .secureNXDOMAIN:
             #expect(output.contains("ncache nxdomain") && output.contains("; negative response, fully validated"),
-                    "\(output)")
+                    "\(address): \(output)")
         case .secureNODATA:
             #expect(output.contains("ncache nxrrset") && output.contains("; negative response, fully validated"),
-                    "\(output)")
+                    "\(address): \(output)")
         case .bogus:
-            #expect(output.contains("resolution failed: \(row.reason ?? "")"), "\(output)")
-            #expect(!output.contains("fully validated"), "\(output)")
+            #expect(output.contains("resolution failed: \(row.reason ?? "")"), "\(address): \(output)")
+            #expect(!output.contains("fully validated"), "\(address): \(output)")
         }
     }
 

@@ -97,11 +97,15 @@ import Testing
         #expect(localhost.upstream == nil)
     }
 
-    @Test func refusedOutOfZoneNameIsAnUpstreamFailure() async throws {
+    /// REFUSED comes from the lab's fault server (refused.fault.test): the trusted NSD serves the lab root
+    /// and denies a name outside its zones with NXDOMAIN instead.
+    @Test func refusedNameIsAnUpstreamFailure() async throws {
+        let fault = try #require(lab.faultDNS, "the lab has no fault server (LAB_FAULT_DNS)")
+        let resolver = try TrustedResolver(upstreams: [fault])
         let error = await #expect(throws: ResolutionError.self) {
-            try await resolver.resolve("www.not-served.test", family: .v4)
+            try await resolver.resolve("refused.fault.test", family: .v4)
         }
-        #expect(error == .upstreamsFailed([UpstreamFailure(upstream: lab.trustedDNS, reason: .refused)]))
+        #expect(error == .upstreamsFailed([UpstreamFailure(upstream: fault, reason: .refused)]))
     }
 
     @Test func silentUpstreamFailsWithTimeoutAndNextUpstreamAnswers() async throws {

@@ -32,6 +32,27 @@ extension InterceptorTests {
             try Rules(json: Data("{\"rules\": [\(json)]}".utf8), relativeTo: FileManager.default.temporaryDirectory)
         }
 
+        /// A name whose answer is DNSSEC-bogus is a resolution failure: `.dnsLookupFailed`, and the event
+        /// (and the error) say why: which RRset, which key, what was wrong. Nothing is sent.
+        @Test func bogusNameFailsAsDNSLookupFailedWithTheReasonInTheEvent() async throws {
+            let log = EventLog()
+            let session = URLSession(configuration: .pinned(resolver: BogusResolver(), observer: log.observer, base: .ephemeral))
+            defer { PinnedLab.reinstall() }
+            let url = try PinnedLab.url("modified.example.test", "/whoami")
+            let error = await #expect(throws: URLError.self) { try await session.data(from: url) }
+            #expect(error?.code == .dnsLookupFailed)
+            let sentence = "DNSSEC validation failed (bogus): modified.example.test. A (key 4242): signature does not verify "
+                + "(the RRSIG does not match the RRset)"
+            #expect(error?.localizedDescription == sentence)
+            let event = try #require(log.all.first)
+            #expect(log.all.count == 1)
+            guard case .failed(let failure) = event.outcome else { Issue.record("\(event.outcome)"); return }
+            #expect(failure.code == .dnsLookupFailed)
+            #expect(failure.localizedDescription == sentence)
+            let hop = try #require(event.finalHop)
+            #expect(hop.transport == nil && hop.addresses.isEmpty && hop.attempts.isEmpty && hop.status == nil)
+        }
+
         @Test func plainRequestReportsItsHopAddressAndBytes() async throws {
             let log = EventLog()
             let session = try PinnedLab.session(observer: log.observer)

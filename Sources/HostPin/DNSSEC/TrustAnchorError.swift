@@ -12,10 +12,19 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .unreadable(let path, let problem): "trust anchor file \(path): \(problem)"
-        case .empty(let path): "trust anchor file \(path) is empty"
-        case .noAnchorRecord(let path): "trust anchor file \(path) holds no DS or DNSKEY record"
-        case .badLine(let path, let line, let text): "trust anchor file \(path), line \(line): not a DS or DNSKEY record: \(text)"
+        case .unreadable(let path, _), .empty(let path), .noAnchorRecord(let path): "trust anchor file \(path): \(reason)"
+        case .badLine(let path, _, _): "trust anchor file \(path), \(reason)"
+        }
+    }
+
+    /// What is wrong, without the path (a configuration file's problem names the path itself):
+    /// `it does not exist`, `it is empty`, `line 3: not a DS or DNSKEY record: …`.
+    public var reason: String {
+        switch self {
+        case .unreadable(_, let problem): problem.description
+        case .empty: "it is empty"
+        case .noAnchorRecord: "it holds no DS or DNSKEY record"
+        case .badLine(_, let line, let text): "line \(line): not a DS or DNSKEY record: \(text)"
         }
     }
 }

@@ -27,6 +27,9 @@ public final class ServiceMetrics: Sendable {
     public let dns: DNSQueryMetrics?
     /// The proxy's counters; `nil` when the service runs no proxy.
     public let proxy: ProxyMetrics?
+    /// What DNSSEC validation found for the trusted resolutions (`hostpin_dnssec_answers_total`), counted
+    /// by whoever sits behind the cache (the service's upstream switch); `nil` leaves the family out.
+    public let dnssec: DNSSECMetrics?
     /// The watch of the local resolver, whose verdicts are counted (`hostpin_hijack_verdicts_total`);
     /// `nil` when the service compares nothing.
     public let watch: LocalResolverWatch?
@@ -35,19 +38,21 @@ public final class ServiceMetrics: Sendable {
     /// Metrics of a service resolving through `resolver` and `cache`, with its stub's and proxy's
     /// counters when it runs them.
     public convenience init(resolver: TrustedResolver, cache: ResolutionCache, dns: DNSQueryMetrics? = nil,
-                            proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil) {
-        self.init(currentResolver: { resolver }, cache: cache, dns: dns, proxy: proxy, watch: watch)
+                            proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil, dnssec: DNSSECMetrics? = nil) {
+        self.init(currentResolver: { resolver }, cache: cache, dns: dns, proxy: proxy, watch: watch, dnssec: dnssec)
     }
 
     /// Metrics of a service whose trusted resolver may be replaced while it runs (a reload):
     /// `currentResolver` gives the one in force, asked at each scrape and health check.
     public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
-                dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil) {
+                dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil,
+                dnssec: DNSSECMetrics? = nil) {
         self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
         self.proxy = proxy
         self.watch = watch
+        self.dnssec = dnssec
     }
 
     /// The service has begun to stop: ``health`` says so from now on.
@@ -68,6 +73,7 @@ public final class ServiceMetrics: Sendable {
         Self.write(cache.statistics, into: &exposition)
         let resolver = resolver
         resolver.metrics.write(into: &exposition, health: resolver.health)
+        dnssec?.write(into: &exposition)
         proxy?.write(into: &exposition)
         if let watch { Self.write(watch.statistics, into: &exposition) }
         return exposition.text

@@ -73,8 +73,10 @@ final class UpstreamValidator: Sendable {
                 return completion(verdict)
             }
             guard replies.count > 1 else { return completion(verdict) }
-            validate(replies.dropFirst(), name: name, deadline: deadline) { rest in
-                completion(rest.map { Self.worse(verdict, $0) })
+            let rest = replies.dropFirst()
+            validate(rest, name: name, deadline: deadline) { other in
+                guard let other else { return completion(nil) }
+                completion(Self.combined(verdict, first.claim, other, rest.first?.claim ?? first.claim))
             }
         }
     }
@@ -91,6 +93,18 @@ final class UpstreamValidator: Sendable {
         }
         if case .secure(let ttl) = one, case .secure(let otherTTL) = other { return .secure(ttl: min(ttl, otherTTL)) }
         return rank(other) > rank(one) ? other : one
+    }
+
+    /// The verdict on the two replies of `any` (A, AAAA): the worse, except that a secure NODATA or
+    /// NXDOMAIN beside secure addresses does not cap their TTL — the answer handed out is the addresses,
+    /// kept for their own TTL as without validation (the negative half's TTL would cut it, 60 s for
+    /// 3600 s in the lab).
+    static func combined(_ one: DNSSECVerdict, _ oneClaim: AnswerValidation.Claim,
+                         _ other: DNSSECVerdict, _ otherClaim: AnswerValidation.Claim) -> DNSSECVerdict {
+        if case .secure = one, case .secure = other, (oneClaim == .answer) != (otherClaim == .answer) {
+            return oneClaim == .answer ? one : other
+        }
+        return worse(one, other)
     }
 
     /// Seconds on ``clock``, the caches' time.

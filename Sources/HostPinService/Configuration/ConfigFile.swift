@@ -79,7 +79,10 @@ package struct ConfigFile: Sendable {
         var top: [String: JSONValue] = [:]
         for key in ConfigSchema.keys {
             var value = json[key.path] ?? key.defaultValue
-            if key.isPath, case .values(let paths)? = values[key.path], let path = paths.first { value = .string(path) }
+            if key.isPath, case .values(let paths)? = values[key.path], let path = paths.first {
+                // A list of paths (`resolution.trustAnchors`) stays a list, each as it will be opened.
+                value = if case .array = value { .array(paths.map(JSONValue.string)) } else { .string(path) }
+            }
             let parts = key.path.split(separator: ".", maxSplits: 1).map(String.init)
             guard parts.count == 2 else {
                 top[key.path] = value

@@ -34,6 +34,8 @@ package struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
         case badEntry(EncryptedUpstreamError)
         /// Not a host name.
         case badHostName(String, HostNameProblem)
+        /// Not a domain name (an `resolution.insecureDomains` entry): the sentence, which names it.
+        case badDomain(reason: String)
         /// Not `IP:PORT` (IPv6 as `[IP]:PORT`).
         case badListenAddress(String)
         /// A bootstrap or pin for a NAME that no upstream in `upstreams.servers` has.
@@ -70,6 +72,7 @@ package struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
             case .badUpstream(let error): error.description
             case .badEntry(let error): error.description
             case .badHostName(let text, let problem): "'\(text)' is not a valid host name: \(problem)"
+            case .badDomain(let reason): reason
             case .badListenAddress(let text): "'\(text)' is not IP:PORT (IPv6 as [IP]:PORT)"
             case .unusedName(let name, let upstreamNames):
                 "\(name) is the name of no upstream in upstreams.servers ("

@@ -97,6 +97,41 @@ package enum ConfigSchema {
             }
             return .values([text])
         },
+        ConfigKey(path: "resolution.dnssec", option: "--dnssec", commands: resolving,
+                  defaultValue: .string(DNSSECOptions.defaultMode.rawValue)) { value, path, reader in
+            choice(value, path, &reader, DNSSECMode.allCases.map(\.rawValue))
+        },
+        // Each file is read as `--trust-anchor` reads it: a bad one is a problem at its index, with the line.
+        ConfigKey(path: "resolution.trustAnchors", option: "--trust-anchor", commands: resolving, defaultValue: .null,
+                  isPath: true) { value, path, reader in
+            guard let texts = reader.strings(value, path, of: "trust-anchor files") else { return nil }
+            var files: [String] = []
+            for (index, text) in texts.enumerated() {
+                let file = reader.absolute(text)
+                do throws(TrustAnchorError) {
+                    _ = try TrustAnchors.load(path: file)
+                    files.append(file)
+                } catch {
+                    reader.report("\(path)[\(index)]", .file(file, reason: error.reason))
+                }
+            }
+            return files.count == texts.count ? .values(files) : nil
+        },
+        ConfigKey(path: "resolution.insecureDomains", option: "--insecure-domain", commands: resolving,
+                  defaultValue: .array([])) { value, path, reader in
+            guard let texts = reader.strings(value, path, of: "domain names", nonEmpty: false) else { return nil }
+            var valid = true
+            for (index, text) in texts.enumerated() {
+                do throws(UsageError) {
+                    _ = try DNSSECOptions.parseInsecureDomain(text)
+                } catch {
+                    let reason = if case .invalidValue(_, let reason) = error { reason } else { error.description }
+                    reader.report("\(path)[\(index)]", .badDomain(reason: reason))
+                    valid = false
+                }
+            }
+            return valid ? .values(texts) : nil
+        },
         ConfigKey(path: "cache.maxEntries", option: "--cache-size", commands: caching,
                   defaultValue: .number(Double(CacheLimitOptions.defaultMaximumEntries))) { value, path, reader in
             whole(value, path, &reader, in: CacheLimitOptions.maximumEntriesRange, unit: "entries")

@@ -30,11 +30,12 @@ public struct MetricsOptions: Sendable {
         }
     }
 
-    /// The counters the stub and the proxy fill, made only when the endpoint is on (else nothing is
-    /// counted): the stub's when the command runs one, the proxy's when it runs one.
-    package func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?) {
-        guard listenAddress != nil else { return (nil, nil) }
-        return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil)
+    /// The counters the stub, the proxy and the upstream switch fill, made only when the endpoint is on
+    /// (else nothing is counted): the stub's when the command runs one, the proxy's when it runs one, the
+    /// DNSSEC statuses always (zero while validation is off; a reload may turn it on).
+    package func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?, dnssec: DNSSECMetrics?) {
+        guard listenAddress != nil else { return (nil, nil, nil) }
+        return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil, DNSSECMetrics())
     }
 
     /// Starts the endpoint serving `metrics` and says where it listens on standard error.

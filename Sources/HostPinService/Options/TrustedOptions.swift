@@ -1,8 +1,8 @@
 import HostPin
 
 /// The options every resolving subcommand shares (`--server`, `--bootstrap`, `--pin`, `--ca-file`,
-/// `--family`, `--timeout`), parsed in one place like swift-argument-parser's `@OptionGroup`, so they
-/// mean the same thing everywhere.
+/// `--family`, `--timeout`, and the DNSSEC options `--dnssec`, `--trust-anchor`, `--insecure-domain`),
+/// parsed in one place like swift-argument-parser's `@OptionGroup`, so they mean the same thing everywhere.
 package struct TrustedOptions: Sendable {
     /// The trusted upstreams and where they came from.
     package let selection: UpstreamSelection
@@ -12,12 +12,15 @@ package struct TrustedOptions: Sendable {
     package let budget: Duration
     /// `--ca-file`: CA certificates trusted besides the system's, for every TLS check (DoH, DoT, fetch).
     package let caFile: String?
+    /// `--dnssec`, `--trust-anchor` (or `HOSTPIN_TRUST_ANCHOR`), `--insecure-domain`.
+    package let dnssec: DNSSECOptions
 
     /// The budget when `--timeout` is not given.
     package static let defaultBudget: Duration = .seconds(5)
 
-    /// Takes `--server`, `--bootstrap`, `--pin` (each repeatable), `--ca-file`, `--family` and `--timeout`
-    /// from `parser`, then resolves the upstream precedence against the environment.
+    /// Takes `--server`, `--bootstrap`, `--pin` (each repeatable), `--ca-file`, `--family`, `--timeout` and
+    /// the DNSSEC options from `parser`, then resolves the upstream and trust-anchor precedence against the
+    /// environment (flags win).
     package init(parsing parser: inout OptionParser) throws(UsageError) {
         let servers = try parser.values("--server") { text throws(UsageError) in
             try Upstream.commandLineValue(text, option: "--server")
@@ -44,6 +47,7 @@ package struct TrustedOptions: Sendable {
         selection = try UpstreamSelection(flags: servers, bootstrap: bootstrap, pins: pins, extraCAFile: caFile)
         family = try parser.value("--family", as: AddressFamily.self, expected: "4, 6 or any") ?? .any
         budget = try parser.values("--timeout", Self.parseSeconds).last ?? Self.defaultBudget
+        dnssec = try DNSSECOptions(parsing: &parser)
     }
 
     /// Parses `--timeout`: seconds, fractions allowed, from 1 ms to one hour (the upper bound keeps the
@@ -72,13 +76,18 @@ package struct TrustedOptions: Sendable {
 
     /// The trusted resolver's configuration for these options.
     package func configuration(useTCP: Bool) -> TrustedResolver.Configuration {
-        Self.configuration(upstreams: selection.upstreams, budget: budget, useTCP: useTCP)
+        Self.configuration(upstreams: selection.upstreams, budget: budget, useTCP: useTCP, dnssec: dnssec.configuration)
     }
 
     /// The trusted resolver's configuration for `upstreams` with these options' rules: the per-try
-    /// timeout from `budget`, two tries.
-    package static func configuration(upstreams: [Upstream], budget: Duration, useTCP: Bool) -> TrustedResolver.Configuration {
+    /// timeout from `budget`, two tries, validation as `dnssec` says (by default the command line's
+    /// default: ``DNSSECOptions/defaultMode`` with the built-in root anchors).
+    package static func configuration(upstreams: [Upstream], budget: Duration, useTCP: Bool,
+                                      dnssec: DNSSECConfiguration = DNSSECOptions.defaults.configuration)
+        -> TrustedResolver.Configuration
+    {
         var configuration = TrustedResolver.Configuration(upstreams: upstreams)
+        configuration.dnssec = dnssec
         configuration.budget = budget
         configuration.timeout = perTryTimeout(budget: budget, upstreamCount: upstreams.count)
         configuration.tries = 2
@@ -151,5 +160,6 @@ package struct TrustedOptions: Sendable {
                                A file without a PEM certificate is a usage error (2; fetch: 77).
           --family 4|6|any     Ask for A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS    Total time for one name, fractions allowed (default 5).
+        \(DNSSECOptions.helpLines(width: 21))
         """
 }
