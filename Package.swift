@@ -68,8 +68,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "HostPinCLI",
-            dependencies: ["HostPin", "HostPinURL", "HostPinProxy", "HostPinDNS", "HostPinService"]
+            dependencies: ["HostPin", "HostPinURL", "HostPinProxy", "HostPinDNS", "HostPinService"],
+            plugins: ["BuildCommit"]
         ),
+        .plugin(name: "BuildCommit", capability: .buildTool()),
         .target(
             name: "HostPinTestSupport",
             dependencies: ["HostPin"],

@@ -27,6 +27,7 @@ let targets: [(name: String, products: [String])] = [
     ("FuzzCacheFile", ["HostPin"]),
     ("FuzzHijackList", ["HostPin"]),
     ("FuzzConfig", ["HostPin", "HostPinService"]),
+    ("FuzzDNSSECValidator", ["HostPin"]),
 ]
 
 let package = Package(

@@ -6,8 +6,8 @@ import HostPinService
 /// a name or everything, or for its counters and its upstreams' health.
 struct CtlCommand: Subcommand {
     static let name = "ctl"
-    static let abstract = "Flush the cache, or show counters and upstream health, of a running serve or proxy."
-    static let usage = "hostpin ctl [--control-socket PATH] [--config FILE] [--json] flush NAME|--all | stats | upstreams"
+    static let abstract = "Flush the cache, or show counters, upstream health and status, of a running serve or proxy."
+    static let usage = "hostpin ctl [--control-socket PATH] [--config FILE] [--json] flush NAME|--all | stats | upstreams | status"
     static var help: String {
         """
         OVERVIEW: \(abstract)
@@ -22,6 +22,10 @@ struct CtlCommand: Subcommand {
                                refreshes), the listeners, the number of upstreams, reloads and uptime.
           upstreams            Each trusted upstream's health: healthy, held down after failures (with
                                the time left), or probing.
+          status               What the status page (http://METRICS/) shows: health, answers per second,
+                               the cache's hit rate, each upstream's health, round trip and failures,
+                               DNSSEC counts, the proxy's requests and refusals, and the names the
+                               watch found hijacked, newest first (--json: its /status.json).
 
         OPTIONS:
           --control-socket PATH
@@ -53,7 +57,7 @@ struct CtlCommand: Subcommand {
         let all = try parser.flag("--all")
         let words = parser.positionals()
         try parser.finish()
-        guard let command = words.first else { throw .missingArgument("COMMAND (flush, stats or upstreams)") }
+        guard let command = words.first else { throw .missingArgument("COMMAND (flush, stats, upstreams or status)") }
         switch command {
         case "flush":
             if all {
@@ -64,12 +68,16 @@ struct CtlCommand: Subcommand {
                 if words.count > 2 { throw .unexpectedArgument(words[2]) }
                 request = .flush(try HostName.commandLineArgument(words[1]))
             }
-        case "stats", "upstreams":
+        case "stats", "upstreams", "status":
             if all { throw .conflict("--all applies to flush only") }
             if words.count > 1 { throw .unexpectedArgument(words[1]) }
-            request = command == "stats" ? .stats : .upstreams
+            request = switch command {
+            case "stats": .stats
+            case "upstreams": .upstreams
+            default: .status
+            }
         default:
-            throw .invalidValue(option: "COMMAND", reason: "'\(command)' is not flush, stats or upstreams")
+            throw .invalidValue(option: "COMMAND", reason: "'\(command)' is not flush, stats, upstreams or status")
         }
     }
 

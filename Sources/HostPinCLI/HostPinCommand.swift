@@ -12,6 +12,19 @@ enum HostPinCommand {
     /// The version `--version` prints.
     static let version = "0.1.0"
 
+    /// What `--version` prints, one item a line: `hostpin 0.1.0` first (tests and the User-Agent read it),
+    /// then the commit built from (recorded by Plugins/BuildCommit; `unknown` outside git) and the
+    /// versions of the C libraries as they report themselves at run time.
+    static var versionText: String {
+        """
+        hostpin \(version)
+        commit \(BuildCommit.id)
+        c-ares \(LibraryVersions.cAres)
+        ldns \(LibraryVersions.ldns)
+        libcurl \(LibraryVersions.libcurl)
+        """
+    }
+
     /// Every subcommand, in the order help lists them. Computed: metatype arrays need not be shared.
     static var subcommands: [any Subcommand.Type] {
         [LookupCommand.self, CompareCommand.self, FetchCommand.self, ProxyCommand.self, ServeCommand.self, CtlCommand.self,
@@ -33,7 +46,12 @@ enum HostPinCommand {
 
             OPTIONS:
               -h, --help   Show this help.
-              --version    Print the version.
+              --version    Print the version, the commit built from and the c-ares, ldns and libcurl
+                           versions in use, one per line.
+              --generate-manual hostpin.1|hostpin.json.5
+                           Print a manual page (man(7) source) made from these help texts.
+              --generate-completion-script bash
+                           Print the bash completion script (subcommands, options, fixed values).
 
             \(UpstreamSelection.helpSection)
 
@@ -63,10 +81,12 @@ enum HostPinCommand {
             Console.out(help)
             return .success
         case "--version":
-            Console.out("hostpin \(version)")
+            Console.out(versionText)
             return .success
         case "help":
             return showHelp(for: Array(arguments.dropFirst()))
+        case "--generate-manual", "--generate-completion-script":
+            return generate(first, Array(arguments.dropFirst()))
         default:
             guard let command = subcommands.first(where: { $0.name == first }) else {
                 let known = subcommands.map { $0.name }
@@ -103,6 +123,34 @@ enum HostPinCommand {
             return fail(.unknownSubcommand(name, subcommands: subcommands.map { $0.name }), helpCommand: "hostpin --help")
         }
         Console.out(command.help)
+        return .success
+    }
+
+    /// The manual pages (`hostpin.1`, `hostpin.json.5`) and the bash completion script, made from the
+    /// help texts, on standard output (scripts/package installs them). A page is dated by
+    /// `SOURCE_DATE_EPOCH` when set (reproducible builds), else today (UTC).
+    private static func generate(_ option: String, _ arguments: [String]) -> ExitStatus {
+        guard let value = arguments.first else { return fail(.missingValue(option: option), helpCommand: "hostpin --help") }
+        guard arguments.count == 1 else { return fail(.unexpectedArgument(arguments[1]), helpCommand: "hostpin --help") }
+        let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        let date = formatter.string(from: epoch.map { Date(timeIntervalSince1970: $0) } ?? Date())
+        let text: String
+        switch (option, value) {
+        case ("--generate-manual", "hostpin.1"): text = ManualPage.hostpin(date: date)
+        case ("--generate-manual", "hostpin.json.5"): text = ConfigManualPage.page(date: date)
+        case ("--generate-completion-script", "bash"): text = BashCompletion.script
+        case ("--generate-manual", _):
+            return fail(.invalidValue(option: option, reason: "'\(value)' is not one of hostpin.1, hostpin.json.5"),
+                        helpCommand: "hostpin --help")
+        default:
+            return fail(.invalidValue(option: option, reason: "'\(value)' is not bash, the one shell it writes for"),
+                        helpCommand: "hostpin --help")
+        }
+        Console.out(String(text.dropLast()))   // each ends with its newline; out adds one
         return .success
     }
 

@@ -78,6 +78,11 @@ struct LookupCommand: Subcommand {
           upstream or negativeCache (NXDOMAIN, NODATA), upstream (no answer), or null (nothing was
           asked: an invalid name). The exit status is the highest of 3, 2 and 1 that any name ended
           with.
+          With --batch, when standard error is a terminal (never otherwise), a progress line at its
+          bottom, redrawn at most 4 times a second, and left as the last line at the end:
+            hostpin: 1200 names done, 1190 answered, 10 failed, 850 names/s, 0:12 left
+          (failed: NXDOMAIN, NODATA, no answer or an invalid line; the time left only when FILE is
+          a regular file, from the part of it read).
 
         \(UpstreamSelection.helpSection)
 
@@ -142,9 +147,15 @@ struct LookupCommand: Subcommand {
             // No resolver, no answers: every name reports the setup failure, so JSON stays one line per name.
             resolver = .failure(error)
         }
+        // The progress line: for --batch on a terminal only (README.md, "The CLI").
+        var progress = source.position.flatMap { Console.standardErrorIsTerminal ? BatchProgress(position: $0) : nil }
         let status = await Self.resolveInOrder(feed, concurrency: concurrency, resolver: resolver, family: options.family) {
-            finished in self.report(finished)
+            finished in
+            let status = self.report(finished)
+            progress?.record(status)
+            return status
         }
+        progress?.finish()
         await keeper?.finish()
         return status
     }

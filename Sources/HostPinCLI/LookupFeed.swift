@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HostPin
 import HostPinService
 
@@ -41,6 +42,26 @@ actor NameListFeed: LookupFeed {
     }
 }
 
+/// How far `--batch`'s names have been taken into its input, read by the progress line while the feed
+/// works: an atomic, since the progress is drawn by the loop that reports names, not by the feed.
+final class ReadPosition: Sendable {
+    /// Bytes of the input that the entries taken so far came from.
+    let taken = Atomic<Int>(0)
+    /// The input's size when it is a regular file (a pipe's or a terminal's end is not known).
+    let size: Int?
+
+    init(descriptor: Int32) {
+        var status = stat()
+        size = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : nil
+    }
+
+    /// The part of the input taken, from 0 to 1; `nil` when the size is not known (or zero).
+    var fraction: Double? {
+        guard let size, size > 0 else { return nil }
+        return min(1, Double(taken.load(ordering: .relaxed)) / Double(size))
+    }
+}
+
 /// `--batch FILE|-`: names read line by line as they are needed — one line per name, surrounding blanks
 /// and a CR before the LF ignored, blank lines and `#` comment lines skipped. Reads happen on a Dispatch
 /// thread in chunks of 64 KiB, so a slow pipe never blocks a thread of Swift's cooperative pool, and
@@ -61,6 +82,10 @@ actor BatchFeed: LookupFeed {
     private var atEnd = false
     /// Set while skipping the rest of an over-long line: its first characters and its length so far.
     private var overlong: (prefix: String, length: Int)?
+    /// Every byte read so far.
+    private var bytesRead = 0
+    /// How far the names taken have got into the input, for `lookup`'s progress line.
+    nonisolated let position: ReadPosition
 
     /// Opens `path` (`-` for standard input) and checks, before any query is sent, that it can be read and
     /// is not a directory.
@@ -71,6 +96,7 @@ actor BatchFeed: LookupFeed {
             try InputFile.checkStandardInput()
             handle = FileHandle.standardInput
             source = "standard input"
+            position = ReadPosition(descriptor: STDIN_FILENO)
         } else {
             try InputFile.checkReadable(path, option: "--batch")
             do {
@@ -79,6 +105,7 @@ actor BatchFeed: LookupFeed {
                 throw .unreadableFile(option: "--batch", path: path, reason: FileAccess.reason(error))
             }
             source = "'\(path)' for '--batch'"
+            position = ReadPosition(descriptor: handle.fileDescriptor)
         }
     }
 
@@ -94,6 +121,7 @@ actor BatchFeed: LookupFeed {
             do {
                 let chunk = try await readChunk()
                 if chunk.isEmpty { atEnd = true } else { append(chunk) }
+                bytesRead += chunk.count
             } catch {
                 atEnd = true
                 buffer = []
@@ -102,6 +130,7 @@ actor BatchFeed: LookupFeed {
                 entries.append(.unreadable("cannot read \(source): \(FileAccess.reason(error))"))
             }
         }
+        position.taken.store(bytesRead - (buffer.count - start), ordering: .relaxed)
         return entries
     }
 

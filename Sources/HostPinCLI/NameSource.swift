@@ -26,6 +26,12 @@ enum NameSource: Sendable {
         }
     }
 
+    /// How far `--batch`'s input has been taken; `nil` for names given as arguments.
+    var position: ReadPosition? {
+        if case .batch(let batch) = self { return batch.position }
+        return nil
+    }
+
     /// The names as a feed the commands take from.
     var feed: any LookupFeed {
         switch self {

@@ -6,6 +6,11 @@ struct DNSAnswer: Sendable, Hashable {
     let rcode: DNSResponseCode
     let records: [DNSRecord]
     let authority: [DNSRecord]
+    /// DNSSEC validation found the answer secure (RFC 4035 §4.3): the response sets AD for a client that
+    /// asked with AD or DO (RFC 6840 §5.8).
+    var secure = false
+    /// Why a SERVFAIL is one, for a client that sent EDNS (RFC 8914); `nil` for none.
+    var extendedError: ExtendedDNSError?
 
     init(rcode: DNSResponseCode, records: [DNSRecord] = [], authority: [DNSRecord] = []) {
         self.rcode = rcode
@@ -48,6 +53,7 @@ struct DNSAnswer: Sendable, Hashable {
             self.init(rcode: .noerror, records: records + resolution.addresses.map {
                 DNSRecord(owner: owner, ttl: Self.remainingTTL($0.ttl, age: age, ceiling: limits.maximumTTL), data: .address($0.address))
             })
+            secure = resolution.dnssec == .secure
         case .negative(let negative):
             let (records, _) = Self.chain(negative.cnames, age: age, ceiling: limits.maximumTTL)
             let authority = negative.soa.map {
@@ -56,6 +62,7 @@ struct DNSAnswer: Sendable, Hashable {
             }
             self.init(rcode: negative.kind == .nxdomain ? .nxdomain : .noerror, records: records,
                       authority: authority.map { [$0] } ?? [])
+            secure = negative.dnssec == .secure
         }
     }
 
@@ -67,9 +74,12 @@ struct DNSAnswer: Sendable, Hashable {
         case .nodata: self = .nodata
         case .cancelled: return nil
         // An upstream failure, a time budget run out, a resolver that cannot work: the client may ask
-        // another server. A bogus answer is SERVFAIL too (RFC 4035 §5.5). (`badName` cannot happen: the name
-        // was parsed before it was resolved.)
-        case .upstreamsFailed, .timeout, .noUpstreams, .setupFailed, .badName, .dnssecBogus: self = .servfail
+        // another server. (`badName` cannot happen: the name was parsed before it was resolved.)
+        case .upstreamsFailed, .timeout, .noUpstreams, .setupFailed, .badName: self = .servfail
+        // A bogus answer is SERVFAIL too (RFC 4035 §5.5), saying why (RFC 8914).
+        case .dnssecBogus(let reason, _):
+            self = .servfail
+            extendedError = ExtendedDNSError(bogus: reason)
         }
     }
 

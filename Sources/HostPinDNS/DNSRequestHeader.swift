@@ -6,7 +6,8 @@ struct DNSRequestHeader: Sendable, Hashable {
         let udpPayloadSize: UInt16
         /// The EDNS version; HostPin speaks 0 and answers any other with BADVERS (§6.1.3).
         let version: UInt8
-        /// The DO bit (RFC 3225): the client wants DNSSEC records, which HostPin does not serve.
+        /// The DO bit (RFC 3225): the client wants the DNSSEC records (RRSIG, NSEC, NSEC3) of what it asks,
+        /// and the response echoes it; without it they are left out (RFC 4035 §3.2.1).
         let dnssecOK: Bool
     }
 
@@ -15,11 +16,22 @@ struct DNSRequestHeader: Sendable, Hashable {
     let opcode: UInt8
     /// RD, copied into the response.
     let recursionDesired: Bool
-    /// CD (RFC 4035 §3.1.6), copied into the response.
+    /// CD (RFC 4035 §3.1.6), copied into the response: the client validates by itself, so the stub answers
+    /// without validating (§3.2.2) — a bogus answer comes back with its records, without AD.
     let checkingDisabled: Bool
+    /// AD in the query (RFC 6840 §5.7): the client understands AD, so a secure answer gets it (§5.8)
+    /// even without DO.
+    var authenticatedData = false
     /// `nil` when the query carries no OPT record: the response then carries none either.
     let edns: EDNS?
 
     /// OPCODE QUERY (RFC 1035 §4.1.1).
     static let queryOpcode: UInt8 = 0
+
+    /// The query's DO bit (RFC 3225); false without EDNS.
+    var dnssecOK: Bool { edns?.dnssecOK ?? false }
+
+    /// Whether a secure answer sets AD: the query had AD or DO (RFC 6840 §5.8), and did not set CD (the
+    /// stub then did not validate).
+    var wantsAuthenticatedData: Bool { (authenticatedData || dnssecOK) && !checkingDisabled }
 }

@@ -119,6 +119,14 @@ public struct DNSResponder: Sendable {
             case .answer(let answer):
                 return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):
+                // With validation on, a client with DO gets the signed records it validates, and one with
+                // CD an answer not validated: both go the forward path, whose reply is the upstream's wire
+                // (RRSIGs and NSEC/NSEC3 included) and whose cache keeps CD apart. The address path keeps
+                // addresses, CNAMEs and SOA only, with rewritten TTLs: holding every signed RRset there
+                // would grow every trusted-cache entry for the few clients that validate themselves.
+                if let forwarder, forwarder.validatesDNSSEC, query.header.dnssecOK || query.header.checkingDisabled {
+                    return forwarding(query, to: forwarder, over: transport)
+                }
                 // Looked up once per query, so the cache's statistics count it once.
                 let outcome = if let looked, looked.entry.name == name, looked.entry.family == family {
                     looked.outcome
@@ -132,19 +140,27 @@ public struct DNSResponder: Sendable {
                 return .ready(reply)
             case .forward:
                 guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
-                // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
-                guard let question = ForwardedQuestion(name: query.question.name, type: query.question.type.rawValue) else {
-                    return .ready(write(.servfail, query.header, query.question, transport))
-                }
-                let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-                if let (reply, age) = forwardCache.reply(for: question),
-                   let relayed = ResponseWriter.relay(reply, to: query, age: age, limit: limit, udpPayloadSize: udpPayloadSize) {
-                    return .ready(Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
-                                        outcome: DNSQueryMetrics.Outcome(forwarded: reply)))
-                }
-                return .forward(query, question, forwarder)
+                return forwarding(query, to: forwarder, over: transport)
             }
         }
+    }
+
+    /// `query` for the forward path: answered from the forward cache (the entry kept for its CD), or to
+    /// be asked of `forwarder`.
+    private func forwarding(_ query: DNSQuery, to forwarder: any DNSForwarder, over transport: DNSTransport) -> PreparedResponse {
+        // The name is as ldns wrote it when it read the query, so ldns reads it again (out of memory aside).
+        guard let question = ForwardedQuestion(name: query.question.name, type: query.question.type.rawValue) else {
+            return .ready(write(.servfail, query.header, query.question, transport))
+        }
+        let key = ForwardKey(question: question, checkingDisabled: query.header.checkingDisabled)
+        let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
+        if let (reply, age, dnssec) = forwardCache.reply(for: question, checkingDisabled: key.checkingDisabled),
+           let relayed = ResponseWriter.relay(reply, to: query, age: age, dnssec: dnssec, limit: limit,
+                                              udpPayloadSize: udpPayloadSize) {
+            return .ready(Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
+                                outcome: DNSQueryMetrics.Outcome(forwarded: reply)))
+        }
+        return .forward(query, key, forwarder)
     }
 
     /// The rest of ``respond(to:over:)``: the response once what `prepared` waits for has come — the
@@ -173,7 +189,7 @@ public struct DNSResponder: Sendable {
                 return write(failure, query.header, query.question, transport)
             }
             let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-            guard let relayed = ResponseWriter.relay(reply.wire, to: query, age: reply.age, limit: limit,
+            guard let relayed = ResponseWriter.relay(reply.wire, to: query, age: reply.age, dnssec: reply.dnssec, limit: limit,
                                                      udpPayloadSize: udpPayloadSize) else {
                 return write(.servfail, query.header, query.question, transport)
             }

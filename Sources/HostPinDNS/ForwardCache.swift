@@ -2,7 +2,8 @@ import HostPin
 import Synchronization
 
 /// Forwarded replies kept for their TTL: the stub's cache for the types it forwards (MX, TXT, SRV, …),
-/// keyed by question (name in any letter case, type, class IN). A second identical question within
+/// keyed by question (name in any letter case, type, class IN) and the client's CD (``ForwardKey``), each
+/// with what DNSSEC validation found for it. A second identical question within
 /// the TTL is answered from here without asking an upstream, with every TTL counted down by the whole
 /// seconds the reply has been kept (RFC 1035 §7.3's decrementing TTLs).
 ///
@@ -15,6 +16,8 @@ final class ForwardCache: Sendable {
     struct Entry: Sendable, Hashable {
         /// The upstream's reply, as the forwarder returned it.
         let reply: [UInt8]
+        /// What validation found for it; `nil` when it was not validated.
+        var dnssec: DNSSECStatus? = nil
         /// Monotonic nanoseconds.
         let storedAt: UInt64
         let expiresAt: UInt64
@@ -22,12 +25,12 @@ final class ForwardCache: Sendable {
 
     /// The pure state: no clock, no lock.
     struct State: Sendable {
-        var entries: [ForwardedQuestion: Entry] = [:]
+        var entries: [ForwardKey: Entry] = [:]
         /// The sum of the entries' reply sizes, in octets.
         var bytes = 0
 
         /// The entry for `question`, unless it has expired at `now` (then it is dropped).
-        mutating func entry(for question: ForwardedQuestion, now: UInt64) -> Entry? {
+        mutating func entry(for question: ForwardKey, now: UInt64) -> Entry? {
             guard let entry = entries[question] else { return nil }
             guard now < entry.expiresAt else {
                 remove(question)
@@ -36,7 +39,7 @@ final class ForwardCache: Sendable {
             return entry
         }
 
-        mutating func insert(_ entry: Entry, for question: ForwardedQuestion, now: UInt64, maximumEntries: Int,
+        mutating func insert(_ entry: Entry, for question: ForwardKey, now: UInt64, maximumEntries: Int,
                              maximumBytes: Int) {
             remove(question)
             guard maximumEntries > 0, entry.reply.count <= maximumBytes else { return }
@@ -60,7 +63,7 @@ final class ForwardCache: Sendable {
             }
         }
 
-        mutating func remove(_ question: ForwardedQuestion) {
+        mutating func remove(_ question: ForwardKey) {
             if let removed = entries.removeValue(forKey: question) { bytes -= removed.reply.count }
         }
     }
@@ -82,24 +85,34 @@ final class ForwardCache: Sendable {
         self.clock = clock
     }
 
-    /// The reply kept for `question` and how long it has been kept, in whole seconds; `nil` when none is
-    /// kept or it has expired.
-    func reply(for question: ForwardedQuestion) -> (reply: [UInt8], age: UInt32)? {
+    /// The reply kept for `question` (asked with CD or not), how long it has been kept, in whole
+    /// seconds, and its DNSSEC status; `nil` when none is kept or it has expired.
+    func reply(for question: ForwardedQuestion, checkingDisabled: Bool = false)
+        -> (reply: [UInt8], age: UInt32, dnssec: DNSSECStatus?)?
+    {
         let now = clock.nanoseconds()
-        guard let entry = state.withLock({ $0.entry(for: question, now: now) }) else { return nil }
-        return (entry.reply, UInt32((now - entry.storedAt) / 1_000_000_000))
+        let key = ForwardKey(question: question, checkingDisabled: checkingDisabled)
+        guard let entry = state.withLock({ $0.entry(for: key, now: now) }) else { return nil }
+        return (entry.reply, UInt32((now - entry.storedAt) / 1_000_000_000), entry.dnssec)
     }
 
     /// Keeps `reply`, the forwarder's answer to `question`, for its lifetime (``ReplyLifetime``), at most
-    /// ``maximumTTL``; a reply with none (TTL 0, a negative answer without SOA, one ldns cannot read, one
-    /// for another question) is not kept, and drops what was kept for the question.
+    /// ``maximumTTL`` and a secure answer's ``HostPin/ForwardedAnswer/secureTTL`` (RFC 4035 §5.3.3); a
+    /// reply with none (TTL 0, a negative answer without SOA, one ldns cannot read, one for another
+    /// question) is not kept, and drops what was kept for the question.
     func store(_ reply: [UInt8], for question: ForwardedQuestion) {
-        let lifetime = min(ReplyLifetime.seconds(of: reply, answering: question) ?? 0, maximumTTL)
+        store(ForwardedAnswer(reply: reply), for: ForwardKey(question: question))
+    }
+
+    func store(_ answer: ForwardedAnswer, for key: ForwardKey) {
+        let reply = answer.reply
+        let lifetime = min(ReplyLifetime.seconds(of: reply, answering: key.question) ?? 0, maximumTTL,
+                           answer.secureTTL ?? .max)
         let now = clock.nanoseconds()
-        let entry = Entry(reply: reply, storedAt: now, expiresAt: now + UInt64(lifetime) * 1_000_000_000)
+        let entry = Entry(reply: reply, dnssec: answer.dnssec, storedAt: now, expiresAt: now + UInt64(lifetime) * 1_000_000_000)
         state.withLock { state in
-            guard lifetime > 0 else { return state.remove(question) }
-            state.insert(entry, for: question, now: now, maximumEntries: maximumEntries, maximumBytes: maximumBytes)
+            guard lifetime > 0 else { return state.remove(key) }
+            state.insert(entry, for: key, now: now, maximumEntries: maximumEntries, maximumBytes: maximumBytes)
         }
     }
 
@@ -107,7 +120,7 @@ final class ForwardCache: Sendable {
     /// has: lower case, no final dot), or every reply when `name` is `nil`.
     func remove(name: String?) {
         state.withLock { state in
-            for question in state.entries.keys where name == nil || question.name == name { state.remove(question) }
+            for key in state.entries.keys where name == nil || key.question.name == name { state.remove(key) }
         }
     }
 

@@ -9,14 +9,17 @@ import Synchronization
 /// in the ``ForwardCache`` before the flight leaves the table, so a question asked just after finds one
 /// or the other.
 final class ForwardFlights: Sendable {
-    /// A reply and the whole seconds it had been cached (0 when it comes straight from upstream).
+    /// A reply, the whole seconds it had been cached (0 when it comes straight from upstream) and what
+    /// DNSSEC validation found for it.
     struct Reply: Sendable {
         let wire: [UInt8]
         let age: UInt32
+        var dnssec: DNSSECStatus? = nil
     }
 
-    /// The flights running, removed as each completes: no more than the distinct questions in flight.
-    private let flights = Mutex<[ForwardedQuestion: Flight<Reply>]>([:])
+    /// The flights running, removed as each completes: no more than the distinct questions (with or
+    /// without CD) in flight.
+    private let flights = Mutex<[ForwardKey: Flight<Reply>]>([:])
     private let cache: ForwardCache
 
     /// Flights whose replies go into `cache`.
@@ -29,7 +32,7 @@ final class ForwardFlights: Sendable {
     ///
     /// - Throws: What `forwarder` throws, shared by every waiter; ``ResolutionError/cancelled`` when the
     ///   calling task is cancelled (the others still get the reply).
-    func reply(to question: ForwardedQuestion, from forwarder: any DNSForwarder) async throws(ResolutionError) -> Reply {
+    func reply(to question: ForwardKey, from forwarder: any DNSForwarder) async throws(ResolutionError) -> Reply {
         let (flight, leads) = flights.withLock { flights -> (Flight<Reply>, Bool) in
             if let running = flights[question] { return (running, false) }
             let flight = Flight<Reply>()
@@ -43,18 +46,19 @@ final class ForwardFlights: Sendable {
     /// The number of questions being asked upstream.
     var count: Int { flights.withLock { $0.count } }
 
-    private func launch(_ flight: Flight<Reply>, for question: ForwardedQuestion, asking forwarder: any DNSForwarder) {
+    private func launch(_ flight: Flight<Reply>, for question: ForwardKey, asking forwarder: any DNSForwarder) {
         // Unstructured on purpose: the exchange belongs to every waiter (bounded by the forwarder's budget).
         Task {
             let result: Result<Reply, ResolutionError>
-            if let (wire, age) = cache.reply(for: question) {
+            if let (wire, age, dnssec) = cache.reply(for: question.question, checkingDisabled: question.checkingDisabled) {
                 // Another flight kept this between the caller's miss and taking the lead.
-                result = .success(Reply(wire: wire, age: age))
+                result = .success(Reply(wire: wire, age: age, dnssec: dnssec))
             } else {
                 do throws(ResolutionError) {
-                    let wire = try await forwarder.forward(question)
-                    cache.store(wire, for: question)
-                    result = .success(Reply(wire: wire, age: 0))
+                    let answer = try await forwarder.forwardValidated(question.question,
+                                                                       checkingDisabled: question.checkingDisabled)
+                    cache.store(answer, for: question)
+                    result = .success(Reply(wire: answer.reply, age: 0, dnssec: answer.dnssec))
                 } catch {
                     result = .failure(error)
                 }

@@ -110,7 +110,8 @@ extension IncomingMessage {
             : nil
         return DNSRequestHeader(id: ldns_pkt_id(packet),
                                 opcode: UInt8(truncatingIfNeeded: ldns_pkt_get_opcode(packet).rawValue),
-                                recursionDesired: ldns_pkt_rd(packet), checkingDisabled: ldns_pkt_cd(packet), edns: edns)
+                                recursionDesired: ldns_pkt_rd(packet), checkingDisabled: ldns_pkt_cd(packet),
+                                authenticatedData: ldns_pkt_ad(packet), edns: edns)
     }
 
     private static func question(of packet: UnsafeMutablePointer<ldns_pkt>) -> DNSQuestion? {

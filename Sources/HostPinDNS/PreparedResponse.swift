@@ -8,6 +8,7 @@ enum PreparedResponse: Sendable {
     case ready(DNSResponder.Reply)
     /// An A or AAAA query whose name the trusted cache does not hold fresh: resolve it.
     case resolve(DNSQuery, HostName, AddressFamily)
-    /// A query of another type that the forward cache does not hold: ask the forwarder.
-    case forward(DNSQuery, ForwardedQuestion, any DNSForwarder)
+    /// A query of another type (or, with validation on, an A or AAAA query with DO or CD) that the
+    /// forward cache does not hold: ask the forwarder.
+    case forward(DNSQuery, ForwardKey, any DNSForwarder)
 }

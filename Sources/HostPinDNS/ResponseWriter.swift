@@ -21,7 +21,7 @@ enum ResponseWriter {
     static func write(_ answer: DNSAnswer, to header: DNSRequestHeader, question: DNSQuestion?, limit: Int,
                       udpPayloadSize: UInt16, tsig: TSIGRecord? = nil) -> [UInt8]? {
         let frame = Frame(header: header, question: question, rcode: answer.rcode.rawValue, udpPayloadSize: udpPayloadSize,
-                          tsig: tsig)
+                          tsig: tsig, secure: answer.secure, extendedError: answer.extendedError)
         return frame.write(limit: limit) { packet, owner in
             for (section, records) in [(LDNS_SECTION_ANSWER, answer.records), (LDNS_SECTION_AUTHORITY, answer.authority)] {
                 for record in records {
@@ -36,12 +36,20 @@ enum ResponseWriter {
     /// A forwarder's `reply` (a whole DNS message) as the response to `query`: its RCODE and its answer,
     /// authority and additional records, under this query's header and question.
     ///
+    /// With validation on the upstream was asked with DO, so the reply holds RRSIGs and NSEC/NSEC3
+    /// records: they are relayed to a client that set DO (a validating client behind the stub checks them
+    /// itself) and left out for one that did not (RFC 4035 §3.2.1), but for answer records of the very
+    /// type asked (a query for RRSIG or NSEC asks for them explicitly).
+    ///
     /// - Parameters:
     ///   - age: The whole seconds the reply has been cached: every record's TTL is that much lower, at
     ///     least 0.
+    ///   - dnssec: What validation found for it: ``HostPin/DNSSECStatus/secure`` sets AD for a query with
+    ///     AD or DO (RFC 6840 §5.8); nothing else does.
     /// - Returns: The message; `nil` when `reply` is not a response to this question (it does not read,
     ///   QR is clear, or its question differs), for the caller to answer SERVFAIL.
-    static func relay(_ reply: [UInt8], to query: DNSQuery, age: UInt32 = 0, limit: Int, udpPayloadSize: UInt16) -> [UInt8]? {
+    static func relay(_ reply: [UInt8], to query: DNSQuery, age: UInt32 = 0, dnssec: DNSSECStatus? = nil, limit: Int,
+                      udpPayloadSize: UInt16) -> [UInt8]? {
         var parsed: UnsafeMutablePointer<ldns_pkt>?
         let status = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
         guard status == LDNS_STATUS_OK, let source = parsed else { return nil }
@@ -56,13 +64,21 @@ enum ResponseWriter {
         var rcode = UInt16(ldns_pkt_edns_extended_rcode(source)) << 4 | UInt16(ldns_pkt_get_rcode(source).rawValue & 0xF)
         // An extended RCODE needs an OPT record to travel in; a client without EDNS gets SERVFAIL instead.
         if rcode > 15, query.header.edns == nil { rcode = DNSResponseCode.servfail.rawValue }
-        let frame = Frame(header: query.header, question: query.question, rcode: rcode, udpPayloadSize: udpPayloadSize)
+        let frame = Frame(header: query.header, question: query.question, rcode: rcode, udpPayloadSize: udpPayloadSize,
+                          secure: dnssec == .secure)
+        let keepsDNSSEC = query.header.dnssecOK
+        let askedType = UInt32(query.question.type.rawValue)
         return frame.write(limit: limit) { packet, _ in
             let sections = [(LDNS_SECTION_ANSWER, ldns_pkt_answer(source)), (LDNS_SECTION_AUTHORITY, ldns_pkt_authority(source)),
                             (LDNS_SECTION_ADDITIONAL, ldns_pkt_additional(source))]
             for (section, list) in sections {
                 for index in 0..<(list.map { ldns_rr_list_rr_count($0) } ?? 0) {
-                    guard let rr = ldns_rr_clone(ldns_rr_list_rr(list, index)) else { return false }
+                    let record = ldns_rr_list_rr(list, index)
+                    let type = ldns_rr_get_type(record).rawValue
+                    if !keepsDNSSEC, Self.dnssecTypes.contains(type), section != LDNS_SECTION_ANSWER || type != askedType {
+                        continue
+                    }
+                    guard let rr = ldns_rr_clone(record) else { return false }
                     let ttl = ldns_rr_ttl(rr)
                     ldns_rr_set_ttl(rr, ttl > age ? ttl - age : 0)
                     ldns_pkt_push_rr(packet, section, rr)
@@ -71,6 +87,10 @@ enum ResponseWriter {
             return true
         }
     }
+
+    /// The DNSSEC record types a client without DO does not get (RFC 4035 §3.2.1): RRSIG, NSEC, NSEC3.
+    private static let dnssecTypes: Set<UInt32> = [LDNS_RR_TYPE_RRSIG.rawValue, LDNS_RR_TYPE_NSEC.rawValue,
+                                                   LDNS_RR_TYPE_NSEC3.rawValue]
 
     /// The parts every response shares, and the two writes (full, then truncated) of one response.
     private struct Frame {
@@ -81,6 +101,10 @@ enum ResponseWriter {
         let udpPayloadSize: UInt16
         /// The query's TSIG, answered with an unsigned BADKEY; `nil` for none.
         var tsig: TSIGRecord? = nil
+        /// The answer validated secure: AD is set when the query asked for it (RFC 6840 §5.8).
+        var secure = false
+        /// The Extended DNS Error the OPT record carries, when the query had one (RFC 8914).
+        var extendedError: ExtendedDNSError? = nil
 
         /// Writes the response with the records `fill` adds (given the packet and the question's owner
         /// name), or, when that is longer than `limit`, without them and with TC set.
@@ -101,11 +125,21 @@ enum ResponseWriter {
             let isQuery = header.opcode == DNSRequestHeader.queryOpcode
             ldns_pkt_set_cd(packet, header.checkingDisabled && isQuery)
             ldns_pkt_set_ra(packet, isQuery)
+            ldns_pkt_set_ad(packet, secure && isQuery && header.wantsAuthenticatedData)
             ldns_pkt_set_tc(packet, truncated)
             ldns_pkt_set_rcode(packet, UInt8(rcode & 0xF))
             if header.edns != nil {
                 ldns_pkt_set_edns_udp_size(packet, udpPayloadSize)
                 ldns_pkt_set_edns_extended_rcode(packet, UInt8(truncatingIfNeeded: rcode >> 4))
+                // The response's DO echoes the query's (RFC 3225 §3).
+                ldns_pkt_set_edns_do(packet, header.dnssecOK)
+                if let option = extendedError?.option {
+                    // The OPT RDATA as one rdf, which the packet frees.
+                    guard let data = option.withUnsafeBufferPointer({
+                        ldns_rdf_new_frm_data(LDNS_RDF_TYPE_UNKNOWN, $0.count, $0.baseAddress)
+                    }) else { return nil }
+                    ldns_pkt_set_edns_data(packet, data)
+                }
             }
             var owner: UnsafeMutablePointer<ldns_rdf>?
             if let question {

@@ -1,6 +1,10 @@
 /// What a request to the metrics endpoint asks for, decided from its head alone (no sockets): the
-/// metrics, the health check, or a refusal with its status.
+/// metrics, the health check, the status page or its JSON, or a refusal with its status.
 enum MetricsRequest: Sendable, Hashable {
+    /// `GET /`: the status page (HEAD: the head only).
+    case page(headOnly: Bool)
+    /// `GET /status.json`: what the status page shows (HEAD: the head only).
+    case status(headOnly: Bool)
     /// `GET /metrics` (HEAD: the head only).
     case metrics(headOnly: Bool)
     /// `GET /healthz` (HEAD: the head only).
@@ -14,6 +18,9 @@ enum MetricsRequest: Sendable, Hashable {
     /// The paths served.
     static let metricsPath = "/metrics"
     static let healthPath = "/healthz"
+    static let pagePath = "/"
+    static let statusPath = "/status.json"
+    static let paths = [metricsPath, healthPath, pagePath, statusPath]
 
     /// Routes `head` by path first (the query is ignored), then by method. An absolute-form target
     /// (`GET http://host/metrics`) names its path as well as origin-form does (RFC 9112 §3.2.2: a server
@@ -28,7 +35,7 @@ enum MetricsRequest: Sendable, Hashable {
             return
         }
         let path = String(target.prefix { $0 != "?" })
-        guard path == Self.metricsPath || path == Self.healthPath else {
+        guard Self.paths.contains(path) else {
             self = .notFound(path: path)
             return
         }
@@ -37,6 +44,11 @@ enum MetricsRequest: Sendable, Hashable {
             return
         }
         let headOnly = head.method == "HEAD"
-        self = path == Self.metricsPath ? .metrics(headOnly: headOnly) : .health(headOnly: headOnly)
+        switch path {
+        case Self.metricsPath: self = .metrics(headOnly: headOnly)
+        case Self.healthPath: self = .health(headOnly: headOnly)
+        case Self.pagePath: self = .page(headOnly: headOnly)
+        default: self = .status(headOnly: headOnly)
+        }
     }
 }

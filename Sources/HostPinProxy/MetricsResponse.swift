@@ -14,6 +14,8 @@ struct MetricsResponse: Sendable, Hashable {
     var allow: String?
     /// Say `Retry-After: 1` (a 503 for too many connections: one frees soon).
     var retryAfter = false
+    /// The status page's `Content-Security-Policy` (its script's nonce in it).
+    var contentSecurityPolicy: String?
 
     static let textType = "text/plain; charset=utf-8"
 
@@ -27,8 +29,16 @@ struct MetricsResponse: Sendable, Hashable {
             let health = metrics.health
             self.init(status: health.isHealthy ? 200 : 503, contentType: Self.textType, body: Array((health.reason + "\n").utf8),
                       headOnly: headOnly)
+        case .page(let headOnly):
+            let nonce = StatusPage.makeNonce()
+            self.init(status: 200, contentType: "text/html; charset=utf-8",
+                      body: Array(StatusPage.html(metrics.status(), nonce: nonce).utf8), headOnly: headOnly)
+            contentSecurityPolicy = StatusPage.contentSecurityPolicy(nonce: nonce)
+        case .status(let headOnly):
+            self.init(status: 200, contentType: "application/json", body: Array((metrics.status().htmlSafeText + "\n").utf8),
+                      headOnly: headOnly)
         case .notFound(let path):
-            self = .error(404, "Not found: \(path) (the endpoint serves \(MetricsRequest.metricsPath) and \(MetricsRequest.healthPath)).")
+            self = .error(404, "Not found: \(path) (the endpoint serves \(MetricsRequest.paths.joined(separator: ", "))).")
         case .methodNotAllowed(let method):
             self = .error(405, "Method \(method) is not allowed: use GET or HEAD.")
             allow = "GET, HEAD"
@@ -55,6 +65,8 @@ struct MetricsResponse: Sendable, Hashable {
             + "Content-Type: \(contentType)\r\n"
             + "Content-Length: \(body.count)\r\n"
             + "Cache-Control: no-store\r\n"
+            + "X-Content-Type-Options: nosniff\r\n"
+        if let contentSecurityPolicy { head += "Content-Security-Policy: \(contentSecurityPolicy)\r\n" }
         if let allow { head += "Allow: \(allow)\r\n" }
         if retryAfter { head += "Retry-After: 1\r\n" }
         if closing { head += "Connection: close\r\n" }

@@ -80,7 +80,7 @@ extension Service {
 
         // The metrics endpoint moves only when it was on at start: the counters are made then or never.
         var startedEndpoint: (endpoint: MetricsEndpoint, address: SocketAddress)?
-        let endpointMoves = metrics != nil && new.metrics.listenAddress != settings.metrics.listenAddress
+        let endpointMoves = endpointAtStart && new.metrics.listenAddress != settings.metrics.listenAddress
         if endpointMoves {
             switch startEndpoint(new.metrics) {
             case .success(let started): startedEndpoint = started
@@ -105,7 +105,7 @@ extension Service {
         var restart: [String] = []
         new.log.apply(to: log)
         if new.log.accessLog != settings.log.accessLog { restart.append("--access-log") }
-        if metrics == nil, new.metrics.listenAddress != nil {
+        if !endpointAtStart, new.metrics.listenAddress != nil {
             restart.append("--metrics-listen (the metrics were off at start, so nothing was counted)")
         }
         if let watch = new.watch, let old = settings.watch, watch.server != old.server || watch.configuration != old.configuration {

@@ -39,10 +39,15 @@ public actor Service {
     /// What the control socket reads.
     let status: ServiceStatus
     /// The stub's, the proxy's and the DNSSEC statuses' counters, made at start when the metrics endpoint
-    /// is on (else nothing is counted, for the life of the service).
+    /// or the control socket is on (else nothing is counted, for the life of the service).
     let counters: (dns: DNSQueryMetrics?, proxy: ProxyMetrics?, dnssec: DNSSECMetrics?)
-    /// What the metrics endpoint serves; `nil` when it was off at start.
+    /// What the metrics endpoint, the status page and `hostpin ctl status` read: made at start (its
+    /// counters only with the endpoint or the control socket on).
     var metrics: ServiceMetrics?
+    /// Whether the metrics endpoint was on at start: a reload may move it then, never open it later.
+    let endpointAtStart: Bool
+    /// Ends a slot of the status page's answers-per-second history every 10 s, while the service runs.
+    var sampler: Task<Void, Never>?
     /// The metrics endpoint, with `--metrics-listen`.
     var endpoint: MetricsEndpoint?
     /// Where the metrics endpoint listens, as bound.
@@ -62,11 +67,13 @@ public actor Service {
     private init(configuration: ServiceConfiguration, trusted: TrustedResolver, log: ServiceLog) {
         self.configuration = configuration
         self.log = log
-        counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil)
+        counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil,
+                                                  controlSocket: configuration.controlSocket != nil)
         upstream = UpstreamSwitch(trusted, dnssecMetrics: counters.dnssec)
         cache = CachingResolver(upstream: upstream, cache: configuration.cacheOptions.makeCache(refreshAhead: true))
         status = ServiceStatus(cache: cache, upstream: upstream,
                                snapshot: ServiceStatus.Snapshot(responder: nil, dnsListeners: [], proxy: nil, reloads: 0))
+        endpointAtStart = configuration.metrics.listenAddress != nil
     }
 
     /// Starts the service `configuration` describes: sets up the trusted resolver (its bootstrap
@@ -100,9 +107,10 @@ public actor Service {
         case .success(let descriptor): accessLog = descriptor
         case .failure(let error): throw .accessLog(error)
         }
-        if let watch = settings.watch {
+        let findings = settings.watch == nil ? nil : HijackFindings()
+        if let watch = settings.watch, let findings {
             do throws(ResolutionError) {
-                watcher = try watch.start(trusted: upstream, log: log)
+                watcher = try watch.start(trusted: upstream, log: log, findings: findings)
             } catch {
                 throw .watch(error)
             }
@@ -140,10 +148,15 @@ public actor Service {
                 throw .proxyListen(error)
             }
         }
+        let upstream = upstream
+        let metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
+                                     proxy: counters.proxy, watch: watcher, findings: findings, dnssec: counters.dnssec)
+        self.metrics = metrics
+        sampler = Task {
+            // Suspends between samples (no thread waits); cancelled by stop(grace:).
+            while (try? await Task.sleep(for: metrics.history.slot)) != nil { metrics.sampleAnswers() }
+        }
         if settings.metrics.listenAddress != nil {
-            let upstream = upstream
-            metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
-                                     proxy: counters.proxy, watch: watcher, dnssec: counters.dnssec)
             switch startEndpoint(settings.metrics) {
             case .success(let started): (endpoint, endpointAddress) = (started?.endpoint, started?.address)
             case .failure(let error):
@@ -180,6 +193,7 @@ public actor Service {
             await withCheckedContinuation { reloadWaiters.append($0) }
         }
         metrics?.markStopping()
+        sampler?.cancel()
         await control?.stop()
         await proxy?.stop(grace: grace, log: log)
         for (_, server) in dnsServers { await server.stop() }
@@ -245,7 +259,7 @@ public actor Service {
     func publishStatus() {
         status.update(ServiceStatus.Snapshot(responder: responder,
                                              dnsListeners: dnsServers.flatMap { $0.server.boundAddresses.map(\.description) },
-                                             proxy: proxy?.address.description, reloads: reloads))
+                                             proxy: proxy?.address.description, reloads: reloads, metrics: metrics))
     }
 
     /// Starts the proxy `options` describe on the cache, printing where it listens.

@@ -16,6 +16,8 @@ package final class ServiceStatus: Sendable {
         package var proxy: String?
         /// Reloads applied since the start.
         package var reloads: Int
+        /// What `status` answers (the status page's data); `nil` before the start has made it.
+        package var metrics: ServiceMetrics? = nil
     }
 
     package let cache: CachingResolver
@@ -60,6 +62,15 @@ package final class ServiceStatus: Sendable {
                                       "proxy": snapshot.proxy.map { .string($0) } ?? .null]),
                 "upstreams": .number(Double(upstream.current.configuration.upstreams.count)),
             ])
+        case .status:
+            // The same document as the status page's /status.json, plus what only the control socket knows.
+            guard case .object(var fields)? = snapshot.metrics?.status() else {
+                return .object(["error": .string("the service is starting")])
+            }
+            fields["reloads"] = .number(Double(snapshot.reloads))
+            fields["listeners"] = .object(["dns": .array(snapshot.dnsListeners.map { .string($0) }),
+                                           "proxy": snapshot.proxy.map { .string($0) } ?? .null])
+            return .object(fields)
         case .upstreams:
             let health = upstream.current.health
             return .object(["upstreams": .array(health.upstreams.map { upstream in

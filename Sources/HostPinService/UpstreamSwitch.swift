@@ -8,8 +8,9 @@ import Synchronization
 /// flight finish on the old upstreams, whose transports (threads, connections) close once the last of
 /// them is done and nothing refers to the old resolver any more.
 ///
-/// Every resolution passes here on its way into the cache, so here its DNSSEC status is counted (with
-/// the metrics endpoint on): once per answer received, not per cache hit.
+/// Every resolution passes here on its way into the cache, and every reply the stub forwards on its way
+/// into the stub's forward cache, so here their DNSSEC status is counted (with the metrics endpoint on):
+/// once per answer received, not per cache hit.
 package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     /// Guards the resolver in force.
     private let resolver: Mutex<TrustedResolver>
@@ -58,4 +59,19 @@ package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     package func forward(_ question: ForwardedQuestion) async throws(ResolutionError) -> [UInt8] {
         try await current.forward(question)
     }
+
+    package func forwardValidated(_ question: ForwardedQuestion, checkingDisabled: Bool) async throws(ResolutionError)
+        -> ForwardedAnswer
+    {
+        do throws(ResolutionError) {
+            let answer = try await current.forwardValidated(question, checkingDisabled: checkingDisabled)
+            dnssecMetrics?.record(forwarded: .success(answer))
+            return answer
+        } catch {
+            dnssecMetrics?.record(forwarded: .failure(error))
+            throw error
+        }
+    }
+
+    package var validatesDNSSEC: Bool { current.validatesDNSSEC }
 }

@@ -170,11 +170,11 @@ import Glibc
     }
 
     @Test(arguments: [
-        ([String](), "missing argument COMMAND (flush, stats or upstreams)."),
+        ([String](), "missing argument COMMAND (flush, stats, upstreams or status)."),
         (["flush"], "missing argument NAME (or --all) for flush."),
         (["flush", "--all", "www.example.test"], "flush takes a NAME or --all, not both."),
         (["stats", "--all"], "--all applies to flush only."),
-        (["restart"], "invalid value for 'COMMAND': 'restart' is not flush, stats or upstreams."),
+        (["restart"], "invalid value for 'COMMAND': 'restart' is not flush, stats, upstreams or status."),
         (["flush", "bad..name"], "'bad..name' is not a valid host name: it has an empty label (two dots in a row, or a leading dot)."),
         (["--control-socket", "run/control", "stats"],
          "invalid value for '--control-socket': 'run/control' is neither an absolute path nor a bare file name (placed in the runtime directory)."),

@@ -162,6 +162,36 @@ import Testing
         }
     }
 
+    /// `hostpin serve` with dig, a real client: AD for `+adflag` and `+dnssec`, RRSIGs only with `+dnssec`
+    /// (RFC 4035 §3.2.1), `+cd` answered unvalidated (the forged 127.0.0.66), a bogus name SERVFAIL with
+    /// its Extended DNS Error (dig prints `EDE: 7 (Signature Expired)`), and the forwarded reply counted
+    /// once in `hostpin_dnssec_answers_total` (its second asking is a forward-cache hit; CD is not counted).
+    @Test func serveSetsADRelaysRRSIGsForDOAndSaysWhyBogus() async throws {
+        let serve = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", signed, "--trust-anchor", anchor,
+                                            "--dnssec", "validate", "--metrics-listen", "127.0.0.1:0"])
+        defer { serve.kill() }
+        let listen = try #require(serve.dnsAddresses.first)
+        let (address, port) = try #require(ServeProcess.split(listen))
+        func dig(_ arguments: String...) async throws -> String {
+            try await ProcessRunner.run("/usr/bin/dig", ["@\(address)", "-p", port, "+time=5", "+tries=1"] + arguments).standardOutput
+        }
+        let ad = try await dig("+adflag", "www.example.test", "A")
+        #expect(ad.contains("flags: qr rd ra ad;") && ad.contains("127.0.0.10") && !ad.contains("RRSIG"), "\(ad)")
+        let signedTXT = try await dig("+dnssec", "info.example.test", "TXT")
+        #expect(signedTXT.contains(" ad;") && signedTXT.contains("RRSIG\tTXT"), "\(signedTXT)")
+        let plainTXT = try await dig("+noadflag", "info.example.test", "TXT")
+        #expect(plainTXT.contains("hostpin lab") && !plainTXT.contains("RRSIG") && !plainTXT.contains(" ad;"), "\(plainTXT)")
+        let cd = try await dig("+cd", "modified.example.test", "A")
+        #expect(cd.contains("status: NOERROR") && cd.contains("127.0.0.66") && !cd.contains(" ad;"), "\(cd)")
+        let bogus = try await dig("www.expired.example.test", "A")
+        #expect(bogus.contains("status: SERVFAIL") && bogus.contains("EDE: 7 (Signature Expired)"), "\(bogus)")
+        let metrics = try #require(serve.metricsAddress)
+        let scrape = try await ProcessRunner.run("/usr/bin/curl", ["-s", "--max-time", "20", "http://\(metrics)/metrics"]).standardOutput
+        for line in [#"hostpin_dnssec_answers_total{status="secure"} 2"#, #"hostpin_dnssec_answers_total{status="bogus"} 1"#] {
+            #expect(scrape.contains(line + "\n"), "\(line) in \(scrape.split(separator: "\n").filter { $0.contains("dnssec") })")
+        }
+    }
+
     /// Through the proxy: 502 with the reason, in the body and the access log.
     @Test func proxyAnswersABogusName502WithTheReasonInTheAccessLog() async throws {
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-dnssec-\(UUID().uuidString).log").path

@@ -57,24 +57,40 @@ final class HeadlessChromium: Sendable {
 
     /// Loads `url` and returns its DOM (`--dump-dom`). Background networking is off, and every name
     /// the browser would resolve itself goes through `resolverRules` (`--host-resolver-rules`), so
-    /// nothing it does leaves the machine; `proxy` (`IP:PORT`) is an HTTP proxy for every request.
+    /// nothing it does leaves the machine; `proxy` (`IP:PORT`) is an HTTP proxy for every request;
+    /// `extra` are more switches (`--virtual-time-budget=MS` lets the page's script run that long first,
+    /// `--blink-settings=scriptEnabled=false` turns JavaScript off).
     ///
     /// Chromium runs in a process group of its own (Foundation's `Process` makes one per child), killed
     /// whole when the load outlasts ``loadLimit`` or the test is cancelled.
-    func dumpDOM(_ url: String, proxy: String?, resolverRules: String) async throws -> Page {
+    func dumpDOM(_ url: String, proxy: String?, resolverRules: String, extra: [String] = []) async throws -> Page {
+        let output = folder.appendingPathComponent("\(UUID().uuidString).dom")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        return try await load(url, proxy: proxy, resolverRules: resolverRules, switches: extra + ["--dump-dom"], output: output)
+    }
+
+    /// Loads `url` in a `width` × `height` window and writes a PNG of it to `path` (`--screenshot`), with
+    /// ``dumpDOM(_:proxy:resolverRules:extra:)``'s precautions; the returned page's DOM is empty.
+    func screenshot(_ url: String, to path: String, width: Int, height: Int, resolverRules: String, extra: [String] = []) async throws
+        -> Page
+    {
+        try await load(url, proxy: nil, resolverRules: resolverRules,
+                       switches: extra + ["--hide-scrollbars", "--window-size=\(width),\(height)", "--screenshot=\(path)"], output: nil)
+    }
+
+    private func load(_ url: String, proxy: String?, resolverRules: String, switches: [String], output: URL?) async throws -> Page {
         let run = UUID().uuidString
-        let output = folder.appendingPathComponent("\(run).dom")
         let log = folder.appendingPathComponent("\(run).log")
-        for file in [output, log] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.arguments = ["--headless", "--no-sandbox", "--disable-background-networking", "--no-first-run",
                              "--user-data-dir=\(folder.appendingPathComponent("profile-\(run)").path)",
                              "--host-resolver-rules=\(resolverRules)"]
-            + (proxy.map { ["--proxy-server=http://\($0)"] } ?? []) + ["--dump-dom", url]
+            + (proxy.map { ["--proxy-server=http://\($0)"] } ?? []) + switches + [url]
         process.environment = ProcessInfo.processInfo.environment.merging(["HOME": folder.appendingPathComponent("home").path]) { $1 }
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardOutput = try output.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         // Until Chromium has exited its PID is not reaped, so the group is still ours to kill. (Its crash
@@ -88,6 +104,6 @@ final class HeadlessChromium: Sendable {
         guard !process.isRunning else {
             throw Failure(description: "chromium did not load \(url) within \(Self.loadLimit): \(read(log).suffix(2000))")
         }
-        return Page(status: process.terminationStatus, dom: read(output), log: read(log))
+        return Page(status: process.terminationStatus, dom: output.map(read) ?? "", log: read(log))
     }
 }

@@ -46,10 +46,25 @@ import Testing
                     == result.standardOutput)
     }
 
-    @Test func versionPrintsTheVersion() async throws {
+    /// `hostpin 0.1.0` first (the User-Agent and scripts read it), then the commit built from (this
+    /// checkout: a commit id, perhaps with uncommitted changes) and the C libraries' versions as they
+    /// report themselves, which are the installed packages' (pkg-config reads the same packages' .pc files).
+    @Test func versionPrintsTheVersionCommitAndLibraries() async throws {
         let result = try await HostPinBinary.run(["--version"])
         #expect(result.status == 0)
-        #expect(result.standardOutput == "hostpin 0.1.0\n")
+        #expect(result.standardError == "")
+        let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        try #require(lines.count == 6)
+        #expect(lines[0] == "hostpin 0.1.0")
+        #expect(lines[1].wholeMatch(of: /commit [0-9a-f]{40}( \+ uncommitted changes)?/) != nil, "\(lines[1])")
+        func packageVersion(_ module: String) throws -> String {
+            try ProcessRunner.run("/usr/bin/pkg-config", ["--modversion", module]).standardOutput
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(lines[2] == "c-ares \(try packageVersion("libcares"))")
+        #expect(lines[3] == "ldns \(try packageVersion("ldns"))")
+        #expect(lines[4] == "libcurl \(try packageVersion("libcurl"))")
+        #expect(lines[5] == "")
     }
 
     @Test(arguments: [

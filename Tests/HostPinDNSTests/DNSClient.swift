@@ -21,13 +21,25 @@ enum DNSClient {
         let deadline = ContinuousClock.Instant.after(timeout)
         while ContinuousClock.now < deadline {
             try socket.send(query, to: server)
-            if let answer = try await answer(on: socket, before: min(deadline, .after(.seconds(1)))) { return answer }
+            if let answer = try await answer(on: socket, to: query, before: min(deadline, .after(.seconds(1)))) { return answer }
         }
         throw NoAnswer(description: "no UDP answer from \(server) within \(timeout)")
     }
 
+    /// The next datagram on `socket` answering `query`, or `nil` when none arrives before `deadline`.
+    /// Skips a datagram whose ID is not the query's: a late reply to whoever had this ephemeral port
+    /// before (seen with 500 clients at once beside other suites: an empty NOERROR with another ID).
+    private static func answer(on socket: DatagramSocket, to query: [UInt8], before deadline: ContinuousClock.Instant)
+        async throws -> [UInt8]?
+    {
+        while let bytes = try await datagram(on: socket, before: deadline) {
+            if query.count < 2 || bytes.count < 2 || bytes.prefix(2) == query.prefix(2) { return bytes }
+        }
+        return nil
+    }
+
     /// The next datagram on `socket`, or `nil` when none arrives before `deadline`.
-    private static func answer(on socket: DatagramSocket, before deadline: ContinuousClock.Instant) async throws -> [UInt8]? {
+    private static func datagram(on socket: DatagramSocket, before deadline: ContinuousClock.Instant) async throws -> [UInt8]? {
         do {
             return try await socket.receive(deadline: deadline).bytes
         } catch SocketError.timedOut {

@@ -10,7 +10,7 @@ enum TestMessage {
     /// and an OPT record advertising `udpSize` unless it is `nil`.
     static func query(_ name: String, type: UInt16 = 1, dnsClass: UInt16 = 1, id: UInt16 = 0x1234, udpSize: UInt16? = 1232,
                       ednsVersion: UInt8 = 0, recursionDesired: Bool = true, checkingDisabled: Bool = false,
-                      opcode: UInt8 = 0) -> [UInt8] {
+                      opcode: UInt8 = 0, dnssecOK: Bool = false, authenticData: Bool = false) -> [UInt8] {
         var built: UnsafeMutablePointer<ldns_pkt>?
         let status = ldns_pkt_query_new_frm_str(&built, name, ldns_rr_type(rawValue: UInt32(type)),
                                                 ldns_rr_class(rawValue: UInt32(dnsClass)), 0)
@@ -20,10 +20,12 @@ enum TestMessage {
         ldns_pkt_set_id(packet, id)
         ldns_pkt_set_rd(packet, recursionDesired)
         ldns_pkt_set_cd(packet, checkingDisabled)
+        ldns_pkt_set_ad(packet, authenticData)
         ldns_pkt_set_opcode(packet, ldns_pkt_opcode(rawValue: UInt32(opcode)))
         if let udpSize {
             ldns_pkt_set_edns_udp_size(packet, udpSize)
             ldns_pkt_set_edns_version(packet, ednsVersion)
+            ldns_pkt_set_edns_do(packet, dnssecOK)
         }
         return wire(packet)
     }
@@ -103,6 +105,26 @@ struct TestResponse: CustomStringConvertible {
     let udpSize: UInt16?
     /// The TSIG record (RFC 8945 §4.2), which ldns keeps apart from the additional section; `nil` without one.
     let tsig: TSIG?
+    /// The OPT record's DO bit (RFC 3225).
+    let dnssecOK: Bool
+    /// The OPT record's RDATA, its options as on the wire; empty without any.
+    let ednsOptions: [UInt8]
+
+    /// The Extended DNS Error option (RFC 8914, code 15): INFO-CODE and EXTRA-TEXT; `nil` without one.
+    var extendedError: (code: UInt16, text: String)? {
+        var index = 0
+        while index + 4 <= ednsOptions.count {
+            let code = UInt16(ednsOptions[index]) << 8 | UInt16(ednsOptions[index + 1])
+            let length = Int(ednsOptions[index + 2]) << 8 | Int(ednsOptions[index + 3])
+            let body = ednsOptions.dropFirst(index + 4).prefix(length)
+            if code == 15, body.count >= 2 {
+                return (UInt16(body[body.startIndex]) << 8 | UInt16(body[body.startIndex + 1]),
+                        String(decoding: body.dropFirst(2), as: UTF8.self))
+            }
+            index += 4 + length
+        }
+        return nil
+    }
 
     /// A TSIG record's fields.
     struct TSIG: Equatable {
@@ -133,6 +155,8 @@ struct TestResponse: CustomStringConvertible {
         tsig = ldns_pkt_tsig(packet).flatMap(Self.tsig)
         rcode = UInt16(ldns_pkt_edns_extended_rcode(packet)) << 4 | UInt16(ldns_pkt_get_rcode(packet).rawValue)
         udpSize = ldns_pkt_edns(packet) ? ldns_pkt_edns_udp_size(packet) : nil
+        dnssecOK = ldns_pkt_edns_do(packet)
+        ednsOptions = ldns_pkt_edns_data(packet).map { Array(UnsafeBufferPointer(start: ldns_rdf_data($0), count: ldns_rdf_size($0))) } ?? []
         let question = ldns_pkt_question(packet)
         questions = (0..<ldns_rr_list_rr_count(question)).map { index in
             let rr = ldns_rr_list_rr(question, index)

@@ -25,7 +25,7 @@ import Testing
 
     /// Connects, sends `request` (in `pieces`, `pause` apart), and returns what comes back until the
     /// endpoint closes, within `timeout`.
-    private static func exchange(_ address: SocketAddress, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
+    static func exchange(_ address: SocketAddress, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
         let deadline = ContinuousClock.Instant.after(timeout)
         let channel = try await SocketChannel.connect(to: address, deadline: deadline)
         defer { channel.close() }
@@ -53,7 +53,7 @@ import Testing
         let body = try #require(parts[1].components(separatedBy: "\r\n\r\n").last)
         #expect(parts[1].contains("Content-Length: \(body.utf8.count)\r\n"))
         #expect(parts[2] == "200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\nCache-Control: no-store\r\n"
-                    + "Connection: close\r\n\r\nok\n")
+                    + "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\nok\n")
     }
 
     @Test func headGivesTheLengthWithoutTheBody() async throws {
@@ -61,7 +61,7 @@ import Testing
         defer { Task { await endpoint.stop() } }
         let reply = try await Self.exchange(address, "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(reply == "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\n"
-                    + "Cache-Control: no-store\r\nConnection: close\r\n\r\n")
+                    + "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n")
     }
 
     @Test func otherPathsAre404AndOtherMethods405() async throws {
@@ -69,7 +69,7 @@ import Testing
         defer { Task { await endpoint.stop() } }
         let notFound = try await Self.exchange(address, "GET /debug/pprof HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(notFound.hasPrefix("HTTP/1.1 404 Not Found\r\n"))
-        #expect(notFound.hasSuffix("\r\n\r\nNot found: /debug/pprof (the endpoint serves /metrics and /healthz).\n"))
+        #expect(notFound.hasSuffix("\r\n\r\nNot found: /debug/pprof (the endpoint serves /metrics, /healthz, /, /status.json).\n"))
         let post = try await Self.exchange(address, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
         #expect(post.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n"))
         #expect(post.contains("\r\nAllow: GET, HEAD\r\n"))

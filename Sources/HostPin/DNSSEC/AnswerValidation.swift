@@ -44,6 +44,9 @@ package struct AnswerValidation: Sendable {
     private var requests = 0
     /// TTLs of the chain's RRsets verified so far, by position, so a later step does not check them again.
     private var verifiedTTLs: [Int: UInt32] = [:]
+    /// The zone whose keys verified each of the chain's RRsets, by position: a denial counts only from
+    /// the zone that holds the name.
+    private var verifiedSigners: [Int: WireName] = [:]
     /// Why the chain's RRsets found insecure so far are, by position.
     private var insecurePositions: [Int: String] = [:]
     /// The DNSKEY sets validated so far in this resolution, by zone apex.
@@ -103,6 +106,11 @@ package struct AnswerValidation: Sendable {
             (chain, end) = reason.chain
         }
         if claim != .answer {
+            let denials = authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.nsec3 }
+            guard denials.reduce(0, { $0 + $1.records.count }) <= limits.denialRecordsPerAnswer else {
+                let rrset = denials.max { $0.records.count < $1.records.count }!
+                return .verdict(.bogus(BogusReason(rrset, problem: .capReached(.denialRecordsPerAnswer))))
+            }
             // A negative answer's own RRsets: the NSECs of its proof and the zone's SOA, each to be verified.
             // NSEC3 records of another hash algorithm are dropped before ldns sees them (RFC 5155 §8.1).
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }
@@ -168,14 +176,25 @@ package struct AnswerValidation: Sendable {
                         }
                     }
                     verifiedTTLs[position] = min(verified.ttl, keysTTL)
+                    verifiedSigners[position] = signer
                     ttl = min(ttl, verified.ttl, keysTTL)
                 }
             }
         }
         if let insecurity { return .verdict(.insecure(why: insecurity)) }
         if claim != .answer {
-            let nsecs = chain.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
-            let nsec3s = chain.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
+            // Only the name's own zone (or an ancestor, whose delegation NSECs DenialProof reads apart) speaks
+            // for it: an NSEC3 lies at a hash label under its signer, and an NSEC's or NSEC3's signer is an
+            // ancestor-or-self of the name (RFC 4035 §5.4, RFC 5155 §8.3). Otherwise any signed zone could
+            // deny any name — a child's last NSEC wraps round to cover the parent's names after it, and
+            // an NSEC3's match is its first label only — or, with NSEC3 iterations above the cap, make it
+            // insecure.
+            let proofs = chain.indices.filter { position in
+                guard let zone = verifiedSigners[position], zone.isAncestorOrSelf(of: end) else { return false }
+                return chain[position].type != DNSSECRecord.Kind.nsec3 || chain[position].owner.parent == zone
+            }.map { chain[$0] }
+            let nsecs = proofs.filter { $0.type == DNSSECRecord.Kind.nsec }.flatMap(\.records)
+            let nsec3s = proofs.filter { $0.type == DNSSECRecord.Kind.nsec3 }.flatMap(\.records).compactMap(NSEC3Record.init)
             let nsecProof = claim == .nodata
                 ? DenialProof.provesNODATA(name: end, type: questionType, nsecs: nsecs)
                 : DenialProof.provesNXDOMAIN(name: end, nsecs: nsecs)
@@ -243,10 +262,11 @@ package struct AnswerValidation: Sendable {
         var chain: [RRset] = []
         var name = question
         for _ in 0...limits.chainQueries {
-            if let final = answer.first(where: { $0.owner == name && $0.type == questionType }) {
+            // An RRset of RRSIGs alone (the records they cover absent) is no answer.
+            if let final = answer.first(where: { $0.owner == name && $0.type == questionType && !$0.records.isEmpty }) {
                 return .success(chain + [final])
             }
-            guard let link = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.cname }),
+            guard let link = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.cname && !$0.records.isEmpty }),
                   let target = link.records.first.flatMap({ WireName.read($0.rdata)?.name })
             else { break }
             chain.append(link)

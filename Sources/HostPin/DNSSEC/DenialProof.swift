@@ -2,7 +2,9 @@
 /// `val_nsec`, `val_nsec3`), over records whose signatures ``AnswerValidation`` has already verified.
 package enum DenialProof {
     /// NODATA: an NSEC at `name` whose bitmap lists neither `type` nor CNAME. An NSEC listing NS without SOA
-    /// is the parent's side of a delegation and proves nothing about the child's types (only about DS).
+    /// is the parent's side of a delegation and proves nothing about the child's types (only about DS);
+    /// one listing SOA is the child's apex and proves nothing about the DS, which only the parent holds
+    /// (RFC 6840 §4.1, both sides).
     /// Or wildcard NODATA (RFC 4035 §3.1.3.4, §5.4): an NSEC covering `name`, and one at the wildcard of the
     /// closest encloser that covering NSEC shows, listing neither `type` nor CNAME (Unbound requires the
     /// same: the wildcard's encloser equal to the one the cover proves).
@@ -11,8 +13,7 @@ package enum DenialProof {
             guard nsec.owner == name, !NSECRecord.lists(nsec, type: type),
                   !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.cname)
             else { return false }
-            let parentSide = NSECRecord.lists(nsec, type: DNSSECRecord.Kind.ns) && !NSECRecord.lists(nsec, type: DNSSECRecord.Kind.soa)
-            return !parentSide || type == DNSSECRecord.Kind.ds
+            return provesOnItsSide(type: type, lists: { NSECRecord.lists(nsec, type: $0) })
         }
         return match || nsecs.contains { cover in
             guard let wildcard = wildcard(at: closestEncloser(of: name, coveredBy: cover)) else { return false }
@@ -20,6 +21,13 @@ package enum DenialProof {
                 $0.owner == wildcard && !NSECRecord.lists($0, type: type) && !NSECRecord.lists($0, type: DNSSECRecord.Kind.cname)
             }
         }
+    }
+
+    /// Whether a record at a name whose bitmap lacks `type` proves it absent there, by the side of a zone cut
+    /// the bitmap shows: parent side (NS without SOA) only for DS, child apex (SOA) for anything but DS.
+    private static func provesOnItsSide(type: UInt16, lists: (UInt16) -> Bool) -> Bool {
+        if lists(DNSSECRecord.Kind.soa) { return type != DNSSECRecord.Kind.ds }
+        return !lists(DNSSECRecord.Kind.ns) || type == DNSSECRecord.Kind.ds
     }
 
     /// NXDOMAIN: an NSEC covering `name`, and one covering the wildcard at its closest encloser (the

@@ -18,17 +18,24 @@ package struct NSEC3Record: Sendable, Hashable {
     /// The next hashed owner name as the base32hex label an owner carries (RFC 5155 §3.3), lower case.
     package let nextLabel: [UInt8]
 
-    /// - Returns: `nil` when the RDATA is too short for its fixed fields and salt.
+    /// - Returns: `nil` when the RDATA is too short for its fixed fields, salt and next hashed owner; when
+    ///   its flags are other than 0 or 1 (opt-out), which a validator ignores (RFC 5155 §8.2); or when a
+    ///   SHA-1 record's next hashed owner is not 20 octets (§3.1.7: an empty one covered every name after
+    ///   the owner).
     package init?(_ record: DNSSECRecord) {
         let rdata = record.rdata
-        guard record.type == DNSSECRecord.Kind.nsec3, rdata.count >= 5, rdata.count >= 5 + Int(rdata[4]) else { return nil }
+        guard record.type == DNSSECRecord.Kind.nsec3, rdata.count >= 5, rdata[1] & 0xFE == 0,
+              rdata.count >= 5 + Int(rdata[4])
+        else { return nil }
         self.record = record
         hashAlgorithm = rdata[0]
         optOut = rdata[1] & 1 == 1
         iterations = UInt16(rdata[2]) << 8 | UInt16(rdata[3])
         salt = Array(rdata[5..<(5 + Int(rdata[4]))])
         let lengthAt = 5 + Int(rdata[4])
-        guard rdata.count > lengthAt, rdata.count >= lengthAt + 1 + Int(rdata[lengthAt]) else { return nil }
+        guard rdata.count > lengthAt, rdata.count >= lengthAt + 1 + Int(rdata[lengthAt]),
+              rdata[0] != 1 || rdata[lengthAt] == 20
+        else { return nil }
         nextLabel = Self.base32hex(Array(rdata[(lengthAt + 1)..<(lengthAt + 1 + Int(rdata[lengthAt]))]))
     }
 

@@ -43,6 +43,12 @@ package enum NoDSProof: Sendable, Hashable {
         if answer.contains(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.ds && !$0.records.isEmpty }) {
             return .ds
         }
+        // The NSEC3s are hashed against `name` and its ancestors before any is verified: as many as a
+        // negative answer may carry (CVE-2023-50868).
+        let denials = answer.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.nsec3 }
+        guard denials.reduce(0, { $0 + $1.records.count }) <= limits.denialRecordsPerAnswer else {
+            return .bogus(BogusReason(rrset: "\(name) DS", problem: .capReached(.denialRecordsPerAnswer)))
+        }
         guard let nsec = answer.first(where: { $0.owner == name && $0.type == DNSSECRecord.Kind.nsec }),
               nsec.records.count == 1, let record = nsec.records.first
         else {

@@ -156,6 +156,9 @@ package enum SignatureCheck {
 
     /// ldns's verdict on one signature by one key at `time`; `nil` when it verifies.
     private static func cryptoCheck(_ rrset: RRset, signature: DNSSECRecord, key: DNSSECRecord, at time: Int64) -> BogusReason.Problem? {
+        // ldns 1.8.3 reads the list's first record without a check: an empty list (an RRSIG sent without
+        // the RRset it covers) dereferenced NULL and ended the process.
+        guard !rrset.records.isEmpty else { return .signatureInvalid("no records under the RRSIG") }
         guard let rrsig = signature.ldnsRecord() else { return .malformedSignature }
         defer { ldns_rr_free(rrsig) }
         guard let dnskey = key.ldnsRecord() else { return .malformedKey }

@@ -35,9 +35,28 @@ package enum ZoneKeys: Sendable, Hashable {
         }
         let subject = dnskeys ?? RRset(owner: zone, type: DNSSECRecord.Kind.dnskey, records: [])
         guard let dnskeys, !dnskeys.records.isEmpty else { return .bogus(BogusReason(subject, problem: .dnskeyMissing)) }
-        var matched = dnskeys.records.filter { key in usableDS.contains { DSMatch.matches($0, key) } }
+        // One DS at a time against the keys with its tag and algorithm, within the KeyTrap caps: keys may
+        // share a tag and a DS RRset may be long, and every pairing is a digest.
+        var matched: [DNSSECRecord] = []
+        var capped: ValidationLimits.Cap?
+        for (index, record) in usableDS.enumerated() {
+            guard index < limits.signaturesPerRRset else {
+                capped = .signaturesPerRRset
+                break
+            }
+            guard let ds = DSData(record.rdata) else { continue }
+            let candidates = dnskeys.records.filter { key in
+                DNSKEYData(key.rdata).map { $0.keyTag == ds.keyTag && $0.algorithm == ds.algorithm } ?? false
+            }
+            if candidates.count > limits.keysPerSignature { capped = capped ?? .keysPerSignature }
+            for key in candidates.prefix(limits.keysPerSignature) where !matched.contains(key) && DSMatch.matches(record, key) {
+                matched.append(key)
+            }
+        }
         matched += dnskeys.records.filter { key in usableAnchorKeys.contains { $0.rdata == key.rdata } && !matched.contains(key) }
-        guard !matched.isEmpty else { return .bogus(BogusReason(dnskeys, problem: .noKeyMatchesDS)) }
+        guard !matched.isEmpty else {
+            return .bogus(BogusReason(dnskeys, problem: capped.map { .capReached($0) } ?? .noKeyMatchesDS))
+        }
         switch SignatureCheck.verify(dnskeys, zone: zone, keys: matched, now: now, limits: limits, budget: &budget) {
         case .verified(let verified):
             let ttl = ([verified.ttl] + usableDS.map(\.ttl)).min()!

@@ -2,7 +2,8 @@
 /// `hostpin_dnssec_answers_total{status}` (README.md, "Metrics").
 ///
 /// One count per resolution the trusted resolver finished with a validated answer — addresses, NXDOMAIN
-/// or NODATA — by its ``DNSSECStatus``, and one `bogus` per resolution that failed because no upstream's
+/// or NODATA — and per reply forwarded for the DNS stub (its other types, and its A and AAAA queries
+/// with DO or CD; a CD reply is not validated, so not counted) by its ``DNSSECStatus``, and one `bogus` per resolution that failed because no upstream's
 /// answer validated (``ResolutionError/dnssecBogus(_:_:)``); in report mode a bogus answer handed out
 /// counts as `bogus` too. Cache hits are not counted (their answer was counted when it was received),
 /// nor answers that were not validated (`--dnssec off`). An upstream's bogus answer that the next
@@ -56,6 +57,20 @@ public final class DNSSECMetrics: Sendable {
             case .negative(let negative): negative.dnssec
             }
             if let status { counts.add(Status(status).rawValue) }
+        case .failure(.dnssecBogus):
+            counts.add(Status.bogus.rawValue)
+        case .failure:
+            break
+        }
+    }
+
+    /// Counts the end of one forwarded exchange (``TrustedResolver/forwardValidated(_:checkingDisabled:)``)
+    /// as ``record(_:)`` counts a resolution: the reply's status, or `bogus` for a
+    /// ``ResolutionError/dnssecBogus(_:_:)`` failure.
+    public func record(forwarded outcome: Result<ForwardedAnswer, ResolutionError>) {
+        switch outcome {
+        case .success(let answer):
+            if let status = answer.dnssec { counts.add(Status(status).rawValue) }
         case .failure(.dnssecBogus):
             counts.add(Status.bogus.rawValue)
         case .failure:

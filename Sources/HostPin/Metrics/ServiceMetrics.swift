@@ -33,26 +33,42 @@ public final class ServiceMetrics: Sendable {
     /// The watch of the local resolver, whose verdicts are counted (`hostpin_hijack_verdicts_total`);
     /// `nil` when the service compares nothing.
     public let watch: LocalResolverWatch?
+    /// The names the watch found hijacked, newest first (the status page's list); `nil` without a watch.
+    public let findings: HijackFindings?
+    /// Answers per second over the last hour (the status page's chart), sampled by the service.
+    public let history: AnswerRateHistory
+    /// The clock ``history`` and the uptime are read on.
+    public let clock: any MonotonicClock
+    /// When the metrics were made (the service's start), on ``clock``.
+    let started: UInt64
     private let stopping = Atomic<Bool>(false)
 
     /// Metrics of a service resolving through `resolver` and `cache`, with its stub's and proxy's
     /// counters when it runs them.
     public convenience init(resolver: TrustedResolver, cache: ResolutionCache, dns: DNSQueryMetrics? = nil,
-                            proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil, dnssec: DNSSECMetrics? = nil) {
-        self.init(currentResolver: { resolver }, cache: cache, dns: dns, proxy: proxy, watch: watch, dnssec: dnssec)
+                            proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil, findings: HijackFindings? = nil,
+                            dnssec: DNSSECMetrics? = nil) {
+        self.init(currentResolver: { resolver }, cache: cache, dns: dns, proxy: proxy, watch: watch, findings: findings,
+                  dnssec: dnssec)
     }
 
     /// Metrics of a service whose trusted resolver may be replaced while it runs (a reload):
-    /// `currentResolver` gives the one in force, asked at each scrape and health check.
+    /// `currentResolver` gives the one in force, asked at each scrape and health check. `findings` are
+    /// the watch's (``HijackFindings``); ``history`` starts empty now, on `clock`.
     public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
                 dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil,
-                dnssec: DNSSECMetrics? = nil) {
+                findings: HijackFindings? = nil, dnssec: DNSSECMetrics? = nil,
+                clock: any MonotonicClock = SystemMonotonicClock()) {
         self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
         self.proxy = proxy
         self.watch = watch
+        self.findings = findings
         self.dnssec = dnssec
+        self.clock = clock
+        started = clock.nanoseconds()
+        history = AnswerRateHistory(now: started)
     }
 
     /// The service has begun to stop: ``health`` says so from now on.

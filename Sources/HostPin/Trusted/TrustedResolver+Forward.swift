@@ -29,11 +29,17 @@ extension TrustedResolver {
     /// mode, is that upstream's failure ``UpstreamFailure/Reason/dnssecBogus(_:)`` and the next one is
     /// asked. Names at or below an insecure domain are not validated (insecure).
     ///
-    /// - Parameter question: What to ask, class IN.
+    /// - Parameters:
+    ///   - question: What to ask, class IN.
+    ///   - checkingDisabled: A client's CD (RFC 4035 §3.2.2): the query still carries DO and CD, so the
+    ///     reply holds its signatures for the client to check, but it is not validated (status `nil`, a
+    ///     bogus reply relayed as it came) and the bogus cache is neither read nor written.
     /// - Returns: The reply to relay with what validation found.
     /// - Throws: As ``forward(_:)``, and ``ResolutionError/dnssecBogus(_:_:)`` (the first bogus reason,
     ///   every failure) when no upstream gave a valid reply and at least one gave a bogus one.
-    public func forwardValidated(_ question: ForwardedQuestion) async throws(ResolutionError) -> ForwardedAnswer {
+    public func forwardValidated(_ question: ForwardedQuestion, checkingDisabled: Bool = false) async throws(ResolutionError)
+        -> ForwardedAnswer
+    {
         // On the callback path, as resolveDetailed(_:family:): the next upstream is asked from the thread
         // that read the last one's failure, not when this task next gets a thread of the pool.
         let deadline = startDeadline()
@@ -41,7 +47,7 @@ extension TrustedResolver {
             await withCheckedContinuation { continuation in
                 let plan = health.plan()
                 for index in plan.probes { probe(index, forwarding: question) }
-                forward(question, order: plan.order[...], deadline: deadline) { result in
+                forward(question, order: plan.order[...], checking: !checkingDisabled, deadline: deadline) { result in
                     continuation.resume(returning: deadline.complete(result))
                 }
             }
@@ -54,26 +60,27 @@ extension TrustedResolver {
 
     /// Asks the upstreams at `order` `question` one after another until one answers, each from the
     /// callback of the one before.
-    private func forward(_ question: ForwardedQuestion, order: ArraySlice<Int>, deadline: ResolutionDeadline,
+    private func forward(_ question: ForwardedQuestion, order: ArraySlice<Int>, checking: Bool, deadline: ResolutionDeadline,
                          completion: @escaping @Sendable (Result<ForwardedAnswer, ResolutionError>) -> Void) {
         let attempts = deadline.attempts
         guard let index = order.first else { return completion(.failure(Self.exhausted(attempts.failures))) }
         let upstream = configuration.upstreams[index]
         attempts.begin(upstream, index: index)
-        let validator = validators.isEmpty || isInsecureDomain(question.name) ? nil : validators[index]
+        let validator = validators.isEmpty || !checking || isInsecureDomain(question.name) ? nil : validators[index]
         ForwardLookup.ask(transports[index], question, deadline: deadline, meter: metrics.meter(at: index),
                           dnssec: !validators.isEmpty) { [self] outcome in
-            validated(outcome, question, by: validator, deadline: deadline) { [self] outcome in
-                forwarded(outcome, question, index: index, order: order, deadline: deadline, completion: completion)
+            validated(outcome, question, by: validator, checking: checking, deadline: deadline) { [self] outcome in
+                forwarded(outcome, question, index: index, order: order, checking: checking, deadline: deadline,
+                          completion: completion)
             }
         }
     }
 
     /// The forwarded `outcome` after validation by `validator` (`nil`: not validated — with validation on,
-    /// a name under an insecure domain, insecure): the reply with its status, or, in
-    /// ``DNSSECMode/validate`` mode, a bogus reply's failure.
+    /// a name under an insecure domain, insecure; a client's CD, `checking` false, no status): the reply
+    /// with its status, or, in ``DNSSECMode/validate`` mode, a bogus reply's failure.
     private func validated(_ outcome: ForwardLookup.Outcome, _ question: ForwardedQuestion, by validator: UpstreamValidator?,
-                           deadline: ResolutionDeadline, completion: @escaping @Sendable (Forwarded) -> Void) {
+                           checking: Bool, deadline: ResolutionDeadline, completion: @escaping @Sendable (Forwarded) -> Void) {
         let reply: [UInt8], signed: SignedReply?
         switch outcome {
         case .answered(let wire, let records): (reply, signed) = (wire, records)
@@ -81,7 +88,7 @@ extension TrustedResolver {
         case .cancelled: return completion(.cancelled)
         }
         guard let validator, let signed, let owner = WireName(question.absoluteName) else {
-            let status: DNSSECStatus? = validators.isEmpty || signed == nil ? nil : .insecure
+            let status: DNSSECStatus? = validators.isEmpty || !checking || signed == nil ? nil : .insecure
             return completion(.answer(ForwardedAnswer(reply: reply, dnssec: status)))
         }
         let mode = configuration.dnssec.mode
@@ -108,7 +115,7 @@ extension TrustedResolver {
     /// Goes on from the validated `outcome` of the upstream at `index`: a reply ends the forwarding, a
     /// failure moves on to the next upstream in `order`.
     private func forwarded(_ outcome: Forwarded, _ question: ForwardedQuestion, index: Int, order: ArraySlice<Int>,
-                           deadline: ResolutionDeadline,
+                           checking: Bool, deadline: ResolutionDeadline,
                            completion: @escaping @Sendable (Result<ForwardedAnswer, ResolutionError>) -> Void) {
         switch outcome {
         case .answer(let answer):
@@ -117,7 +124,7 @@ extension TrustedResolver {
         case .failed(let reason):
             health.recordFailure(index, .init(reason, name: question.name))
             deadline.attempts.record(UpstreamFailure(upstream: configuration.upstreams[index], reason: reason))
-            forward(question, order: order.dropFirst(), deadline: deadline, completion: completion)
+            forward(question, order: order.dropFirst(), checking: checking, deadline: deadline, completion: completion)
         case .cancelled:
             completion(.failure(.cancelled))
         }

@@ -12,6 +12,8 @@ package enum ControlRequest: Sendable, Equatable {
     case stats
     /// Each trusted upstream's health.
     case upstreams
+    /// Everything the status page shows (its `/status.json`), with the listeners and reloads.
+    case status
 
     /// The longest request line read, in octets.
     package static let lineLimit = 4096
@@ -23,6 +25,7 @@ package enum ControlRequest: Sendable, Equatable {
         case .flushAll: ["command": .string("flush"), "all": .bool(true)]
         case .stats: ["command": .string("stats")]
         case .upstreams: ["command": .string("upstreams")]
+        case .status: ["command": .string("status")]
         }
         return String(decoding: JSONValue.object(fields).jsonData(), as: UTF8.self)
     }
@@ -39,7 +42,7 @@ package enum ControlRequest: Sendable, Equatable {
             case .notAnObject: "the request is not a JSON object"
             case .noName: "flush needs a name, or all: true"
             case .badName(let text): "'\(text)' is not a valid host name"
-            case .unknownCommand: "unknown command (the commands are flush, stats and upstreams)"
+            case .unknownCommand: "unknown command (the commands are flush, stats, upstreams and status)"
             }
         }
     }
@@ -57,6 +60,7 @@ package enum ControlRequest: Sendable, Equatable {
             return .success(.flush(name))
         case .string("stats")?: return .success(.stats)
         case .string("upstreams")?: return .success(.upstreams)
+        case .string("status")?: return .success(.status)
         default: return .failure(.unknownCommand)
         }
     }

@@ -37,8 +37,9 @@ package enum Console {
     }
 
     private static let output = Mutex(Output())
-    /// Serialises writes to standard error so concurrent messages stay whole lines.
-    private static let errorLock = Mutex(())
+    /// Serialises writes to standard error so concurrent messages stay whole lines; holds the status line
+    /// shown below them on a terminal (``showStatus(_:)``), if any.
+    private static let errorLock = Mutex<String?>(nil)
     /// Where delayed flushes run: a serial queue of its own, never the cooperative pool.
     private static let flushQueue = DispatchQueue(label: "hostpin-stdout")
 
@@ -141,12 +142,22 @@ package enum Console {
         output.buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Writes `bytes` to standard output, or remembers why that failed.
+    /// Writes `bytes` to standard output, or remembers why that failed. When standard output is the
+    /// terminal that shows a status line, the output goes above the status line, which is drawn again.
     private static func writeOut(_ bytes: [UInt8], into output: inout Output) {
-        if let errorNumber = writeAll(bytes, to: 1) {
+        let errorNumber = errorLock.withLock { status -> Int32? in
+            guard let status, standardOutputIsTerminal else { return writeAll(bytes, to: 1) }
+            _ = writeAll(Array(clearLine.utf8), to: 2)
+            defer { _ = writeAll(Array(status.utf8), to: 2) }
+            return writeAll(bytes, to: 1)
+        }
+        if let errorNumber {
             output.failure = String(cString: strerror(errorNumber))
         }
     }
+
+    /// Whether standard output is a terminal (asked once: it does not change while the process runs).
+    private static let standardOutputIsTerminal = isatty(1) == 1
 
     /// Writes `line`, escaped, and a newline to standard error (as a JSON line at level `error` under
     /// `--log-format json`). A failure there has nowhere to be reported and is ignored.
@@ -185,8 +196,41 @@ package enum Console {
     /// Writes `line`, already escaped or JSON, and a newline to standard error.
     private static func writeError(_ line: String) {
         flush()
-        let bytes = Array((line + "\n").utf8)
-        errorLock.withLock { _ in _ = writeAll(bytes, to: 2) }
+        errorLock.withLock { status in
+            // A status line is on the terminal's last line: the message takes its place, and it is drawn
+            // again below the message.
+            let bytes = Array(((status == nil ? "" : clearLine) + line + "\n" + (status ?? "")).utf8)
+            _ = writeAll(bytes, to: 2)
+        }
+    }
+
+    /// Carriage return, then erase to the end of the line (ECMA-48 EL, `CSI K`).
+    private static let clearLine = "\r\u{1B}[K"
+
+    /// Whether standard error is a terminal: only then is a status line shown.
+    package static var standardErrorIsTerminal: Bool { isatty(2) == 1 }
+
+    /// Shows `text` (one line, no newline) as the status line at the bottom of standard error, replacing
+    /// the one shown before; `nil` removes it. Messages written meanwhile appear above it
+    /// (``error(_:)``, ``log(_:_:)``). For a terminal only: the caller checks ``standardErrorIsTerminal``.
+    package static func showStatus(_ text: String?) {
+        flush()
+        errorLock.withLock { status in
+            guard text != nil || status != nil else { return }
+            _ = writeAll(Array((clearLine + (text ?? "")).utf8), to: 2)
+            status = text
+        }
+    }
+
+    /// Leaves the status line shown as an ordinary line of standard error (a newline after it), so that
+    /// the last count stays on the terminal; nothing when none is shown.
+    package static func keepStatus() {
+        flush()
+        errorLock.withLock { status in
+            guard status != nil else { return }
+            _ = writeAll(Array("\n".utf8), to: 2)
+            status = nil
+        }
     }
 
     /// `text` with every scalar that could change how a terminal shows the message — C0 and C1 controls

@@ -39,8 +39,8 @@ package enum ControlSocketPath {
         // On a line of its own when it fills the column (serve's is 21 wide, as the name).
         let first = name.count < width ? "  " + name.padding(toLength: width, withPad: " ", startingAt: 0) : "  " + name + "\n" + indent
         return first
-            + "Answer 'hostpin ctl' (flush, stats, upstreams) on a Unix socket at PATH,\n"
-            + indent + "mode 0600, for this user and root only; a bare file name goes in\n"
+            + "Answer 'hostpin ctl' (flush, stats, upstreams, status) on a Unix socket\n"
+            + indent + "at PATH, mode 0600, for this user and root only; a bare file name goes in\n"
             + indent + "$RUNTIME_DIRECTORY, else \(fallbackDirectory). Off by default."
     }
 

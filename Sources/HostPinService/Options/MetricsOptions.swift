@@ -30,11 +30,14 @@ public struct MetricsOptions: Sendable {
         }
     }
 
-    /// The counters the stub, the proxy and the upstream switch fill, made only when the endpoint is on
-    /// (else nothing is counted): the stub's when the command runs one, the proxy's when it runs one, the
-    /// DNSSEC statuses always (zero while validation is off; a reload may turn it on).
-    package func counters(dns: Bool, proxy: Bool) -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?, dnssec: DNSSECMetrics?) {
-        guard listenAddress != nil else { return (nil, nil, nil) }
+    /// The counters the stub, the proxy and the upstream switch fill, made only when the endpoint or the
+    /// control socket is on (they are what it and `hostpin ctl status` read; else nothing is counted): the
+    /// stub's when the command runs one, the proxy's when it runs one, the DNSSEC statuses always (zero
+    /// while validation is off; a reload may turn it on).
+    package func counters(dns: Bool, proxy: Bool, controlSocket: Bool = false)
+        -> (dns: DNSQueryMetrics?, proxy: ProxyMetrics?, dnssec: DNSSECMetrics?)
+    {
+        guard listenAddress != nil || controlSocket else { return (nil, nil, nil) }
         return (dns ? DNSQueryMetrics() : nil, proxy ? ProxyMetrics() : nil, DNSSECMetrics())
     }
 
@@ -63,6 +66,7 @@ public struct MetricsOptions: Sendable {
         return first + "Serve Prometheus metrics at http://IP:PORT/metrics and a health check\n"
             + indent + "at /healthz (200 ok, or 503 and why: no trusted upstream is healthy, or\n"
             + indent + "stopping); off unless given, loopback only unless --allow-remote; port 0\n"
-            + indent + "picks one. README.md, \"Metrics\", lists every metric."
+            + indent + "picks one. The status page for a browser is at / (its JSON at\n"
+            + indent + "/status.json). README.md, \"Metrics\", lists every metric."
     }
 }

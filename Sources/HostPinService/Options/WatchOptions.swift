@@ -82,14 +82,18 @@ public struct WatchOptions: Sendable {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    /// Starts watching: a line on standard error now, and one for each name found hijacked.
+    /// Starts watching: a line on standard error now, and one for each name found hijacked, which is
+    /// also recorded in `findings` (the status page's list).
     ///
     /// - Parameter trusted: The trusted resolver, for the wildcard probe.
     /// - Throws: ``ResolutionError/setupFailed(_:)`` when the local resolver's channel cannot be made.
-    package func start(trusted: any HostResolver, log: ServiceLog) throws(ResolutionError) -> LocalResolverWatch {
+    package func start(trusted: any HostResolver, log: ServiceLog, findings: HijackFindings) throws(ResolutionError)
+        -> LocalResolverWatch
+    {
         let local = try UntrustedResolver(server: server)
         let server = server
         let watch = LocalResolverWatch(local: local, trusted: trusted, configuration: configuration) { report in
+            findings.record(report)
             log.log(.warning, "hostpin serve: the local resolver \(server) hijacks \(report)")
         }
         log.log(.info, "watching the local resolver \(server)\(fromSystem ? " (the first nameserver of /etc/resolv.conf)" : "") "

@@ -15,8 +15,8 @@ import Testing
 
     init() throws {
         lab = try Lab.current()
-        signed = try #require(lab.signedDNS, "the lab predates the signed world: scripts/lab down; scripts/lab up")
-        anchors = try TrustAnchors.load(path: try #require(lab.trustAnchor))
+        let world = try lab.signedWorld()
+        (signed, anchors) = (world.server, world.anchors)
     }
 
     func resolver(_ upstreams: [Upstream], mode: DNSSECMode = .validate, insecure: [HostName] = [])

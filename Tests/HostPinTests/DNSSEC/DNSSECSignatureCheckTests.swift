@@ -156,22 +156,11 @@ import Testing
         #expect(!SignatureCheck.isSupported(algorithm: 5) && SignatureCheck.isSupported(algorithm: 13))
     }
 
-    /// KeyTrap: 100 keys sharing the signature's key tag (the real key's RDATA with public-key octets
-    /// swapped between even positions, which keeps the RFC 4034 Appendix B sum) ahead of the real one.
+    /// KeyTrap: 100 keys sharing the signature's key tag (``TestKey/impostors(_:)``) ahead of the real one.
     @Test func hundredKeysWithOneTagStopAtTheKeyCap() throws {
         let key = try TestKey(zone: "bad.test.")
         let rrset = try signed(key)
-        let tag = try #require(DNSKEYData(key.dnskey.rdata)).keyTag
-        var impostors: [DNSSECRecord] = []
-        var index = 0
-        while impostors.count < 100 {
-            var copy = key.dnskey
-            let first = 4 + 2 * (index % 32), second = 4 + 2 * ((index / 32 + index % 32 + 1) % 32)
-            index += 1
-            guard first != second, copy.rdata[first] != copy.rdata[second] else { continue }
-            copy.rdata.swapAt(first, second)
-            if DNSKEYData(copy.rdata)?.keyTag == tag, !impostors.contains(copy) { impostors.append(copy) }
-        }
+        let impostors = try key.impostors(100)
         let started = ContinuousClock.now
         let (outcome, spent) = try check(rrset, keys: impostors + [key.dnskey])
         #expect(problem(outcome) == .capReached(.keysPerSignature))

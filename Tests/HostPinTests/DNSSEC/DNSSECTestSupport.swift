@@ -166,8 +166,17 @@ struct LabZones {
         }
         var owners: [WireName] = []
         for nsec in nsecs where !owners.contains(nsec.owner) { owners.append(nsec.owner) }
-        // NSEC3 zones: every NSEC3 of the zone (the proof picks the record matching the name's hash).
+        // NSEC3 zones: the NSEC3s that match or cover the name, an ancestor in the zone (the closest
+        // encloser and the next closer name) or a wildcard below one — what an authority sends (RFC 5155
+        // §7.2), and fewer than the validator's cap on denial records (the whole zone's are more).
+        var hashed = names
+        var above = name.parent
+        while let current = above, zone.isAncestorOrSelf(of: current) {
+            hashed.append(current)
+            above = current.parent
+        }
         for nsec3 in (zones[zone] ?? []) where nsec3.type == DNSSECRecord.Kind.nsec3 && !owners.contains(nsec3.owner) {
+            guard let record = NSEC3Record(nsec3), hashed.contains(where: { record.matches($0) || record.covers($0) }) else { continue }
             owners.append(nsec3.owner)
         }
         return rrset(in: zone, owner: zone, type: DNSSECRecord.Kind.soa)

@@ -1,34 +1,23 @@
-import CLDNS
 import Foundation
 import HostPin
 import Testing
 
 /// DS ↔ DNSKEY matching and the validated DNSKEY set of a zone.
 @Suite struct DNSSECZoneKeysTests {
-    /// The DS ldns computes for the key (`ldns_key_rr2ds`), as ldns-keygen writes it for the lab.
-    private func ds(of key: TestKey, digestType: UInt8) throws -> DNSSECRecord {
-        let hash: ldns_hash = digestType == 1 ? LDNS_SHA1 : digestType == 2 ? LDNS_SHA256 : LDNS_SHA384
-        let rr = try #require(key.dnskey.ldnsRecord())
-        defer { ldns_rr_free(rr) }
-        let ds = try #require(ldns_key_rr2ds(rr, hash))
-        defer { ldns_rr_free(ds) }
-        return try #require(DNSSECRecord(ds))
-    }
-
     @Test func dsOfTheKeyMatchesAndAChangedDigestDoesNot() throws {
         let key = try TestKey(zone: "bad.test.")
         for type: UInt8 in [1, 2, 4] {
-            var record = try ds(of: key, digestType: type)
+            var record = try key.ds(digestType: type)
             #expect(DSMatch.matches(record, key.dnskey))
             record.rdata[record.rdata.count - 1] ^= 1
             #expect(!DSMatch.matches(record, key.dnskey))
         }
-        #expect(!DSMatch.matches(try ds(of: key, digestType: 2), try TestKey(zone: "bad.test.").dnskey))
+        #expect(!DSMatch.matches(try key.ds(digestType: 2), try TestKey(zone: "bad.test.").dnskey))
     }
 
     @Test func sha1IsUsedOnlyWithoutAStrongerDigest() throws {
         let key = try TestKey(zone: "bad.test.")
-        let sha1 = try ds(of: key, digestType: 1), sha256 = try ds(of: key, digestType: 2), sha384 = try ds(of: key, digestType: 4)
+        let sha1 = try key.ds(digestType: 1), sha256 = try key.ds(digestType: 2), sha384 = try key.ds(digestType: 4)
         #expect(DSMatch.usable([sha1, sha256]) == [sha256])
         #expect(DSMatch.usable([sha1, sha384]) == [sha384])
         #expect(DSMatch.usable([sha1]) == [sha1])
@@ -63,7 +52,7 @@ import Testing
     @Test func dnskeySetSignedByTheKeyADSMatchesIsSecure() throws {
         let ksk = try TestKey(zone: "bad.test."), zsk = try TestKey(zone: "bad.test.", flags: 256)
         let set = try keySet([ksk, zsk], signedBy: [ksk])
-        #expect(isSecure(try validate(set, ds: [try ds(of: ksk, digestType: 2)])))
+        #expect(isSecure(try validate(set, ds: [try ksk.ds(digestType: 2)])))
         #expect(isSecure(try validate(set, ds: [], anchorKeys: [ksk.dnskey])))
     }
 
@@ -71,22 +60,22 @@ import Testing
         let ksk = try TestKey(zone: "bad.test."), zsk = try TestKey(zone: "bad.test.", flags: 256)
         let set = try keySet([ksk, zsk], signedBy: [ksk])
         // The DS matches the ZSK, which is in the set but signs nothing.
-        guard case .noMatchingKey = problem(try validate(set, ds: [try ds(of: zsk, digestType: 2)])) else {
+        guard case .noMatchingKey = problem(try validate(set, ds: [try zsk.ds(digestType: 2)])) else {
             Issue.record("not bogus for the unsigning key"); return
         }
-        #expect(problem(try validate(set, ds: [try ds(of: try TestKey(zone: "bad.test."), digestType: 2)])) == .noKeyMatchesDS)
-        #expect(problem(try validate(nil, ds: [try ds(of: ksk, digestType: 2)])) == .dnskeyMissing)
+        #expect(problem(try validate(set, ds: [try TestKey(zone: "bad.test.").ds(digestType: 2)])) == .noKeyMatchesDS)
+        #expect(problem(try validate(nil, ds: [try ksk.ds(digestType: 2)])) == .dnskeyMissing)
     }
 
     @Test func revokedKeyADSMatchesIsBogus() throws {
         let revoked = try TestKey(zone: "bad.test.", flags: 257 | 0x80)
         let set = try keySet([revoked], signedBy: [revoked])
-        #expect(problem(try validate(set, ds: [try ds(of: revoked, digestType: 2)])) == .revokedKey)
+        #expect(problem(try validate(set, ds: [try revoked.ds(digestType: 2)])) == .revokedKey)
     }
 
     @Test func dsOnlyForAnUnsupportedAlgorithmIsInsecure() throws {
         let ksk = try TestKey(zone: "bad.test.")
-        var unsupported = try ds(of: ksk, digestType: 2)
+        var unsupported = try ksk.ds(digestType: 2)
         unsupported.rdata[2] = 5 // RSASHA1
         guard case .insecure = try validate(try keySet([ksk], signedBy: [ksk]), ds: [unsupported]) else {
             Issue.record("not insecure"); return
@@ -95,7 +84,7 @@ import Testing
 
     @Test func randomBytesInDSOrDNSKEYAreBogus() throws {
         let ksk = try TestKey(zone: "bad.test.")
-        let good = try ds(of: ksk, digestType: 2)
+        let good = try ksk.ds(digestType: 2)
         for _ in 0..<50 {
             var randomDS = good
             randomDS.rdata = Array(good.rdata.prefix(4)) + (0..<Int.random(in: 0...60)).map { _ in UInt8.random(in: 0...255) }
