@@ -40,7 +40,7 @@ extension TrustedResolver {
                                  mode: DNSSECMode) -> Outcome {
         switch verdict {
         case .secure(let ttl): return marked(outcome, .secure, ttlCap: ttl)
-        case .insecure: return marked(outcome, .insecure, ttlCap: nil)
+        case .insecure(let why): return marked(outcome, .insecure, ttlCap: nil, insecurity: why)
         case .indeterminate: return marked(outcome, .indeterminate, ttlCap: nil)
         case .bogus(let reason):
             guard mode == .validate else { return marked(outcome, .bogus(reason), ttlCap: nil) }
@@ -53,17 +53,27 @@ extension TrustedResolver {
         }
     }
 
-    /// `outcome` carrying `status`, every TTL at most `ttlCap` seconds.
-    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttlCap: UInt32?) -> Outcome {
+    /// `outcome` carrying `status` (and `insecurity`, an insecure verdict's reason), every TTL at most
+    /// `ttlCap` seconds.
+    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttlCap: UInt32?,
+                               insecurity: InsecureReason? = nil) -> Outcome {
         switch outcome {
         case .answered(let received):
             switch received.answer {
-            case .addresses(let resolution): .answered(.received(resolution.validated(status, ttlCap: ttlCap)))
-            case .negative(let negative): .answered(.received(negative.validated(status, ttlCap: ttlCap)))
+            case .addresses(let resolution):
+                var validated = resolution.validated(status, ttlCap: ttlCap)
+                validated.insecurity = insecurity
+                return .answered(.received(validated))
+            case .negative(let negative):
+                var validated = negative.validated(status, ttlCap: ttlCap)
+                validated.insecurity = insecurity
+                return .answered(.received(validated))
             }
         case .failed(let failure, let partial):
-            .failed(failure, partial: partial?.validated(status, ttlCap: ttlCap))
-        case .cancelled: outcome
+            var validated = partial?.validated(status, ttlCap: ttlCap)
+            validated?.insecurity = insecurity
+            return .failed(failure, partial: validated)
+        case .cancelled: return outcome
         }
     }
 
