@@ -53,7 +53,7 @@ final class UpstreamValidator: Sendable {
     var chainQueriesSent: Int { chainQueries.load(ordering: .relaxed) }
 
     /// Validates `replies` (one per type asked: A then AAAA for `any`), one after the other, and gives the
-    /// worse verdict (bogus, then insecure, then indeterminate, then secure with the smaller TTL).
+    /// worse verdict (``worse(_:_:)``).
     ///
     /// - Parameters:
     ///   - replies: At least one reply, each claiming an answer, NXDOMAIN or NODATA for `name`.
@@ -76,12 +76,14 @@ final class UpstreamValidator: Sendable {
             let rest = replies.dropFirst()
             validate(rest, name: name, deadline: deadline) { other in
                 guard let other else { return completion(nil) }
-                completion(Self.combined(verdict, first.claim, other, rest.first?.claim ?? first.claim))
+                completion(Self.worse(verdict, other))
             }
         }
     }
 
-    /// The worse of two verdicts on one name's answers.
+    /// The worse of two verdicts on one name's answers (bogus, then insecure, then indeterminate, then
+    /// secure); two secure verdicts give both answers' TTLs (``SecureTTLs/merged(with:)``: the A and
+    /// AAAA halves of `any` keep their own, and a secure NODATA beside secure addresses does not cap them).
     static func worse(_ one: DNSSECVerdict, _ other: DNSSECVerdict) -> DNSSECVerdict {
         func rank(_ verdict: DNSSECVerdict) -> Int {
             switch verdict {
@@ -91,20 +93,8 @@ final class UpstreamValidator: Sendable {
             case .bogus: 3
             }
         }
-        if case .secure(let ttl) = one, case .secure(let otherTTL) = other { return .secure(ttl: min(ttl, otherTTL)) }
+        if case .secure(let ttls) = one, case .secure(let otherTTLs) = other { return .secure(ttls.merged(with: otherTTLs)) }
         return rank(other) > rank(one) ? other : one
-    }
-
-    /// The verdict on the two replies of `any` (A, AAAA): the worse, except that a secure NODATA or
-    /// NXDOMAIN beside secure addresses does not cap their TTL — the answer handed out is the addresses,
-    /// kept for their own TTL as without validation (the negative half's TTL would cut it, 60 s for
-    /// 3600 s in the lab).
-    static func combined(_ one: DNSSECVerdict, _ oneClaim: AnswerValidation.Claim,
-                         _ other: DNSSECVerdict, _ otherClaim: AnswerValidation.Claim) -> DNSSECVerdict {
-        if case .secure = one, case .secure = other, (oneClaim == .answer) != (otherClaim == .answer) {
-            return oneClaim == .answer ? one : other
-        }
-        return worse(one, other)
     }
 
     /// Seconds on ``clock``, the caches' time.
