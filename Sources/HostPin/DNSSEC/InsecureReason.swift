@@ -27,4 +27,10 @@ package struct InsecureReason: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String { detail }
+
+    /// The reason as an answer carries it (``Resolution/insecurity``, ``NegativeAnswer/insecurity``,
+    /// ``ForwardedAnswer/insecurity``): only one a client is told of (NSEC3 iterations, EDE 27), `nil` for
+    /// the others. Most insecure answers are of unsigned zones; a sentence each would grow every such
+    /// cache entry for nothing that reads it.
+    package var told: InsecureReason? { cause == .nsec3Iterations ? self : nil }
 }

@@ -40,7 +40,8 @@ public struct NegativeAnswer: Sendable, Hashable {
     /// was not validated (``DNSSECMode/off``, special-use names, literals).
     public let dnssec: DNSSECStatus?
     /// Why validation found the denial insecure, when it did (``DNSSECStatus/insecure``); `nil` otherwise.
-    /// The stub reads it for Extended DNS Error 27 (RFC 9276 §3.2).
+    /// Only a reason a client is told of is kept (``InsecureReason/told``: NSEC3 iterations, which
+    /// the stub reports as Extended DNS Error 27, RFC 9276 §3.2).
     package var insecurity: InsecureReason?
 
     public init(name: HostName, family: AddressFamily, kind: Kind, cnames: [CNAMERecord], soa: SOARecord?,

@@ -55,7 +55,8 @@ public struct Resolution: Sendable, Hashable {
     /// (``DNSSECMode/off``, IP literals, pins).
     public let dnssec: DNSSECStatus?
     /// Why validation found the answer insecure, when it did (``DNSSECStatus/insecure``); `nil` otherwise.
-    /// The stub reads it for Extended DNS Error 27 (RFC 9276 §3.2).
+    /// Only a reason a client is told of is kept (``InsecureReason/told``: NSEC3 iterations, which
+    /// the stub reports as Extended DNS Error 27, RFC 9276 §3.2).
     package var insecurity: InsecureReason?
 
     /// Creates a resolution; `ttl` is computed as the minimum over `cnames` and `addresses`.

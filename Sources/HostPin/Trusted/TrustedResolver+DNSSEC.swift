@@ -40,7 +40,7 @@ extension TrustedResolver {
                                  mode: DNSSECMode) -> Outcome {
         switch verdict {
         case .secure(let ttls): return marked(outcome, .secure, ttls: ttls)
-        case .insecure(let why): return marked(outcome, .insecure, ttls: nil, insecurity: why)
+        case .insecure(let why): return marked(outcome, .insecure, ttls: nil, insecurity: why.told)
         case .indeterminate: return marked(outcome, .indeterminate, ttls: nil)
         case .bogus(let reason):
             guard mode == .validate else { return marked(outcome, .bogus(reason), ttls: nil) }

@@ -98,7 +98,7 @@ extension TrustedResolver {
             case .secure(let ttls): completion(.answer(ForwardedAnswer(reply: reply, dnssec: .secure, secureTTL: ttls.shortest)))
             case .insecure(let why):
                 var answer = ForwardedAnswer(reply: reply, dnssec: .insecure)
-                answer.insecurity = why
+                answer.insecurity = why.told
                 completion(.answer(answer))
             case .indeterminate: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .indeterminate)))
             case .bogus(let reason):
