@@ -10,7 +10,9 @@ import Testing
 @Suite(.serialized) struct RedisStoreTests {
     /// `get` as a value.
     static func get(_ store: RedisStore, _ key: String) async -> SharedCacheReply {
-        await withCheckedContinuation { continuation in store.get(key) { continuation.resume(returning: $0) } }
+        await withCheckedContinuation { continuation in
+            store.get(key, arrived: {}) { continuation.resume(returning: $0) }
+        }
     }
 
     /// Waits (up to `seconds`) until `condition` holds.

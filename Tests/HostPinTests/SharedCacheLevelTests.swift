@@ -14,9 +14,11 @@ import Testing
         let silent: Bool
         init(silent: Bool = false) { self.silent = silent }
 
-        func get(_ key: String, reply: @escaping @Sendable (SharedCacheReply) -> Void) {
+        func get(_ key: String, arrived: @escaping @Sendable () -> Void,
+                 reply: @escaping @Sendable (SharedCacheReply) -> Void) {
             guard !silent else { return }
             let value = values.withLock { $0[key] }
+            arrived()
             reply(value.map { .value($0) } ?? .absent)
         }
 

@@ -7,7 +7,7 @@ import HostPin
 ///
 /// Requests wait in a bounded queue (``queueLimit``); the thread takes every request waiting, pipelines
 /// them (`GET key`, `SET key value EX seconds`) and reads their replies, each connection's reads and
-/// writes bounded by ``timeout`` (100 ms). A timeout or an error closes the connection and fails what was
+/// writes bounded by ``timeout`` (100 ms); a second thread hands the replies out, in order. A timeout or an error closes the connection and fails what was
 /// sent and what waits; while disconnected a `get` fails at once on the caller's thread and a `set` is
 /// dropped, and the thread reconnects in the background with backoff (``firstBackoff`` doubling up to
 /// ``maximumBackoff``), sending `AUTH` (the password file's) and `SELECT` (the URL's database) first,
@@ -30,11 +30,14 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     private let password: [UInt8]?
 
     private enum Request {
-        case get(String, enqueued: UInt64, reply: @Sendable (SharedCacheReply) -> Void)
+        case get(String, enqueued: UInt64, arrived: @Sendable () -> Void, reply: @Sendable (SharedCacheReply) -> Void)
         case set(String, [UInt8], seconds: UInt32)
     }
 
     private let condition = NSCondition()
+    /// Hands replies out in order on a second thread, so that reading and checking values and answering
+    /// clients never holds up the next batch's input and output.
+    private let replies = ReplyThread()
     private var queue: [Request] = []
     private var connected = false
     private var closed = false
@@ -55,14 +58,18 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     /// How many connections the store has made (a reconnection counts).
     public var connectionCount: Int { locked { connections } }
 
-    public func get(_ key: String, reply: @escaping @Sendable (SharedCacheReply) -> Void) {
+    public func get(_ key: String, arrived: @escaping @Sendable () -> Void,
+                    reply: @escaping @Sendable (SharedCacheReply) -> Void) {
         let accepted = locked { () -> Bool in
             guard connected, !closed, queue.count < Self.queueLimit else { return false }
-            queue.append(.get(key, enqueued: Self.now(), reply: reply))
+            queue.append(.get(key, enqueued: Self.now(), arrived: arrived, reply: reply))
             condition.signal()
             return true
         }
-        if !accepted { reply(.failed) }
+        if !accepted {
+            arrived()
+            reply(.failed)
+        }
     }
 
     public func set(_ key: String, value: [UInt8], seconds: UInt32) {
@@ -166,12 +173,13 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
             let now = Self.now()
             var sent: [Request] = []
             for (position, request) in batch.enumerated() {
-                if case .get(_, let enqueued, let reply) = request, now - enqueued > Self.nanoseconds(Self.timeout) {
+                if case .get(_, let enqueued, let arrived, let reply) = request, now - enqueued > Self.nanoseconds(Self.timeout) {
+                    arrived()
                     reply(.failed)
                     continue
                 }
                 let command: [[UInt8]] = switch request {
-                case .get(let key, _, _): [Array("GET".utf8), Array(key.utf8)]
+                case .get(let key, _, _, _): [Array("GET".utf8), Array(key.utf8)]
                 case .set(let key, let value, let seconds):
                     [Array("SET".utf8), Array(key.utf8), value, Array("EX".utf8), Array(String(seconds).utf8)]
                 }
@@ -181,19 +189,61 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
                 }
                 sent.append(request)
             }
-            for (index, request) in sent.enumerated() {
-                guard let reply = Self.reply(from: context) else {
-                    Self.fail(Array(sent[index...]))
-                    return
+            // Every reply of the batch is read before any is handed out, and each lookup hears that its
+            // reply is in first: handing them out (checking, answering the client) is this process's
+            // work, which the lookups' patience does not count.
+            var replies: [Reply] = []  // `self.replies` is the thread that hands them out
+            replies.reserveCapacity(sent.count)
+            for _ in sent {
+                guard let reply = Self.reply(from: context) else { break }
+                replies.append(reply)
+            }
+            var answers: [@Sendable () -> Void] = []
+            for (request, reply) in zip(sent, replies) {
+                guard case .get(_, _, let arrived, let answer) = request else { continue }
+                arrived()
+                let result: SharedCacheReply = switch reply.type {
+                case REDIS_REPLY_STRING: .value(reply.bytes)
+                case REDIS_REPLY_NIL: .absent
+                default: .failed
                 }
-                if case .get(_, _, let answer) = request {
-                    switch reply.type {
-                    case REDIS_REPLY_STRING: answer(.value(reply.bytes))
-                    case REDIS_REPLY_NIL: answer(.absent)
-                    default: answer(.failed)
-                    }
+                answers.append { answer(result) }
+            }
+            self.replies.hand(answers)
+            if replies.count < sent.count {
+                Self.fail(Array(sent[replies.count...]))
+                return
+            }
+        }
+    }
+
+    /// A thread that runs the store's reply callbacks in the order handed, for as long as the process runs.
+    private final class ReplyThread: @unchecked Sendable {
+        // @unchecked: `pending` is read and written only while `condition` is locked.
+        private let condition = NSCondition()
+        private var pending: [@Sendable () -> Void] = []
+
+        init() {
+            let thread = Thread { [self] in
+                while true {
+                    condition.lock()
+                    while pending.isEmpty { condition.wait() }
+                    let due = pending
+                    pending = []
+                    condition.unlock()
+                    for answer in due { answer() }
                 }
             }
+            thread.name = "hostpin-redis-replies"
+            thread.start()
+        }
+
+        func hand(_ answers: [@Sendable () -> Void]) {
+            guard !answers.isEmpty else { return }
+            condition.lock()
+            pending += answers
+            condition.signal()
+            condition.unlock()
         }
     }
 
@@ -233,7 +283,10 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     }
 
     private static func fail(_ requests: [Request]) {
-        for case .get(_, _, let reply) in requests { reply(.failed) }
+        for case .get(_, _, let arrived, let reply) in requests {
+            arrived()
+            reply(.failed)
+        }
     }
 
     private static func timeval(_ duration: Duration) -> timeval {

@@ -48,14 +48,23 @@ public final class SharedCache: Sendable {
 
     /// Asks the store for `name` and `family`; `reply` gets the answer (source
     /// ``Resolution/Source/sharedCache``, TTLs counted down to now) or `nil` for anything else — absent, a
-    /// failure, a value that fails its tag, another policy's, expired — on the store's thread.
-    public func lookup(_ name: HostName, family: AddressFamily, reply: @escaping @Sendable (ResolutionOutcome.Answer?) -> Void) {
+    /// failure, a value that fails its tag, another policy's, expired — on the store's thread; `arrived`
+    /// is called first, once the store's reply is in (``SharedCacheStore/get(_:arrived:reply:)``). The
+    /// latency counted is the store's, up to `arrived`.
+    public func lookup(_ name: HostName, family: AddressFamily, arrived: @escaping @Sendable () -> Void = {},
+                       reply: @escaping @Sendable (ResolutionOutcome.Answer?) -> Void) {
         let key = SharedCacheKey(name: name, family: family, secret: secret)
         let policy = policy
         let asked = Self.microsecondsNow()
-        store.get(key.text) { [secret, metrics] stored in
+        let arrival = Atomic<UInt64>(0)
+        store.get(key.text, arrived: {
+            arrival.store(Self.microsecondsNow(), ordering: .relaxed)
+            arrived()
+        }) { [secret, metrics] stored in
             let answered = Self.microsecondsNow()
-            let elapsed = answered > asked ? answered - asked : 0
+            let arrivedAt = arrival.load(ordering: .relaxed)
+            let end = arrivedAt == 0 ? answered : arrivedAt
+            let elapsed = end > asked ? end - asked : 0
             switch stored {
             case .absent:
                 metrics.record(.miss, microseconds: elapsed)

@@ -1,13 +1,17 @@
 import Synchronization
 
 /// One miss's race between the shared cache and the upstreams: the store is asked first; the upstreams
-/// when it answers without a valid value, or when ``SharedCache/patience`` runs out first; the first
+/// when it answers without a valid value, or when ``SharedCache/patience`` runs out before the store's
+/// reply is in (a reply in but still being read, behind others of its pipelined batch, is waited for:
+/// the patience bounds Redis, not this process's own work); the first
 /// valid answer wins and `finish` gets it, exactly once. An upstream answer that comes after a shared one
 /// is dropped (the upstream was asked only because the store was slow).
 final class SharedCacheRace: Sendable {
     private struct State {
         var finished = false
         var upstreamAsked = false
+        /// The store's reply is in (being read): the patience no longer runs.
+        var storeAnswered = false
     }
 
     private let state = Mutex(State())
@@ -33,7 +37,9 @@ final class SharedCacheRace: Sendable {
 
     /// Starts the race for `name` and `family` in `cache`.
     func run(_ cache: SharedCache, name: HostName, family: AddressFamily) {
-        cache.lookup(name, family: family) { [self] answer in
+        cache.lookup(name, family: family, arrived: { [self] in
+            state.withLock { $0.storeAnswered = true }
+        }) { [self] answer in
             // Decide under the lock, act after it.
             enum Action { case none, keepShared(ResolutionOutcome.Answer), askUpstream }
             let action: Action = state.withLock { state in
@@ -54,7 +60,7 @@ final class SharedCacheRace: Sendable {
         }
         cache.timer.after(cache.patience) { [self] in
             let ask = state.withLock { state in
-                guard !state.finished, !state.upstreamAsked else { return false }
+                guard !state.finished, !state.upstreamAsked, !state.storeAnswered else { return false }
                 state.upstreamAsked = true
                 return true
             }
