@@ -142,6 +142,19 @@ import Glibc
             let hungBatch = ContinuousClock.now - started
             print("shared cache, Redis hung: 100 new names in \(hungBatch)")
             #expect(try await metric(second, "hostpin_shared_cache_lookups_total{result=\"error\"}") ?? 0 >= 1)
+            // One query at a time (dig): each answered, none waiting on the hung Redis.
+            let listening = try #require(second.dnsAddresses.first)
+            let (address, port) = try #require(ServeProcess.split(listening))
+            var times: [Int] = []
+            for index in 1...5 {
+                let dig = try await ProcessRunner.run("/usr/bin/dig", ["@\(address)", "-p", port, "+time=2", "+tries=1",
+                                                                       "n\(index).dig.hung.example.test"]).standardOutput
+                #expect(dig.contains("status: NXDOMAIN"), "\(dig)")
+                let line = dig.split(separator: "\n").first { $0.hasPrefix(";; Query time: ") }
+                times += line.flatMap { Int($0.dropFirst(";; Query time: ".count).split(separator: " ")[0]) }.map { [$0] } ?? []
+            }
+            print("shared cache, Redis hung: dig query times \(times) ms")
+            #expect(times.count == 5 && times.allSatisfy { $0 < 2000 }, "\(times)")
             // Resumed after a restart: sharing resumes once both have reconnected.
             hung.kill()
             let restarted = try await RedisServer(port: redis.port)

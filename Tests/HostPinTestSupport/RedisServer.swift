@@ -12,7 +12,7 @@ import Musl
 /// one where it was), keeping nothing on disk. It is signalled by its PID only: killed (SIGKILL), hung
 /// (SIGSTOP: the port still accepts connections, nothing is answered) and resumed (SIGCONT).
 ///
-/// It runs under a bash that waits for it, as ``DnsmasqServer`` does, and writes its PID file.
+/// It runs under a bash that waits for it (``BashDaemon``), as ``DnsmasqServer`` does, and writes its PID file.
 public final class RedisServer: Sendable {
     /// Why the server could not be started.
     public struct StartFailure: Error, CustomStringConvertible {
@@ -37,41 +37,23 @@ public final class RedisServer: Sendable {
         directory = String(cString: made)
         port = try wanted ?? AuthoritativeServer.freePort()
         let pidFile = directory + "/redis.pid"
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "/usr/bin/redis-server \"$@\" & wait", "redis-server",
-                           "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                           "--dir", directory, "--pidfile", pidFile, "--daemonize", "no", "--protected-mode", "no"]
-            + (requirePass.map { ["--requirepass", $0] } ?? [])
-        shell.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        _ = FileManager.default.createFile(atPath: directory + "/redis.log", contents: nil)
-        shell.standardError = FileHandle(forWritingAtPath: directory + "/redis.log") ?? FileHandle.nullDevice
-        shell.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try shell.run()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        var pid: Int32?
-        var answered = false
-        while clock.now < deadline, shell.isRunning {
-            if pid == nil, let text = try? String(contentsOfFile: pidFile, encoding: .utf8) {
-                pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            if pid != nil,
-               let ping = try? await ProcessRunner.run("/usr/bin/redis-cli", ["-p", "\(port)"]
-                                                       + (requirePass.map { ["--no-auth-warning", "-a", $0] } ?? []) + ["PING"]),
-               ping.standardOutput.hasPrefix("PONG") {
-                answered = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        let port = port
+        let launched = try await BashDaemon.launch(
+            "/usr/bin/redis-server",
+            ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory,
+             "--pidfile", pidFile, "--daemonize", "no", "--protected-mode", "no"]
+                + (requirePass.map { ["--requirepass", $0] } ?? []),
+            name: "redis-server", directory: directory, pidFile: pidFile) {
+            let ping = try? await ProcessRunner.run("/usr/bin/redis-cli", ["-p", "\(port)"]
+                                                    + (requirePass.map { ["--no-auth-warning", "-a", $0] } ?? []) + ["PING"])
+            return ping?.standardOutput.hasPrefix("PONG") == true
         }
-        guard let pid, answered else {
-            if let pid { _ = Glibc.kill(pid, SIGKILL) }
-            let log = (try? String(contentsOfFile: directory + "/redis.log", encoding: .utf8)) ?? ""
+        switch launched {
+        case .success(let pid): self.pid = pid
+        case .failure(let failure):
             try? FileManager.default.removeItem(atPath: directory)
-            throw StartFailure(description: "redis-server on port \(port) did not start: \(log.isEmpty ? "no PONG within 30 s" : log)")
+            throw StartFailure(description: "redis-server on port \(port) did not start: \(failure.reason)")
         }
-        self.pid = pid
     }
 
     deinit {

@@ -101,6 +101,7 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     // MARK: The thread
 
     private func run() {
+        defer { replies.stop() }
         var backoff = Self.firstBackoff
         while !locked({ closed }) {
             guard let context = connect() else {
@@ -217,25 +218,36 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
         }
     }
 
-    /// A thread that runs the store's reply callbacks in the order handed, for as long as the process runs.
+    /// A thread that runs the store's reply callbacks in the order handed, until ``stop()``.
     private final class ReplyThread: @unchecked Sendable {
-        // @unchecked: `pending` is read and written only while `condition` is locked.
+        // @unchecked: `pending` and `stopped` are read and written only while `condition` is locked.
         private let condition = NSCondition()
         private var pending: [@Sendable () -> Void] = []
+        private var stopped = false
 
         init() {
             let thread = Thread { [self] in
                 while true {
                     condition.lock()
-                    while pending.isEmpty { condition.wait() }
+                    while pending.isEmpty, !stopped { condition.wait() }
                     let due = pending
                     pending = []
+                    let done = stopped
                     condition.unlock()
                     for answer in due { answer() }
+                    if done { return }
                 }
             }
             thread.name = "hostpin-redis-replies"
             thread.start()
+        }
+
+        /// Ends the thread once what was handed has run.
+        func stop() {
+            condition.lock()
+            stopped = true
+            condition.signal()
+            condition.unlock()
         }
 
         func hand(_ answers: [@Sendable () -> Void]) {
