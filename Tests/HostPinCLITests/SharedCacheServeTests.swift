@@ -171,6 +171,32 @@ import Glibc
         }
     }
 
+    @Test func theConfigurationFileTakesTheSameKeys() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-shared-config-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("sixteen bytes!!!".utf8).write(to: folder.appendingPathComponent("secret"))
+        let good = folder.appendingPathComponent("good.json").path
+        try Data(#"{"cache": {"shared": "redis://127.0.0.1:6379/1", "sharedSecretFile": "secret"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: good))
+        let checked = try await HostPinBinary.run(["check-config", good])
+        #expect(checked.status == 0, "\(checked.standardError)")
+        let effective = try #require(try JSONSerialization.jsonObject(with: Data(checked.standardOutput.utf8)) as? [String: Any])
+        let cache = try #require(effective["cache"] as? [String: Any])
+        #expect(cache["shared"] as? String == "redis://127.0.0.1:6379/1")
+        #expect(cache["sharedSecretFile"] as? String == folder.appendingPathComponent("secret").path)
+        #expect(cache["sharedPasswordFile"] is NSNull)
+        let bad = folder.appendingPathComponent("bad.json").path
+        try Data(#"{"cache": {"shared": "rediss://127.0.0.1:6379", "sharedSecretFile": "missing"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: bad))
+        let refused = try await HostPinBinary.run(["check-config", bad])
+        #expect(refused.status == 2)
+        #expect(refused.standardError.contains("cache.shared: 'rediss://127.0.0.1:6379': rediss:// (TLS) is not supported"),
+                "\(refused.standardError)")
+        #expect(refused.standardError.contains("cache.sharedSecretFile: cannot use '\(folder.path)/missing'"),
+                "\(refused.standardError)")
+    }
+
     @Test(arguments: [
         (["--shared-cache", "rediss://127.0.0.1:6379"], "--shared-cache"),
         (["--shared-cache", "redis://user:pw@127.0.0.1:6379"], "--shared-cache-password-file"),
