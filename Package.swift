@@ -34,9 +34,20 @@ let package = Package(
             pkgConfig: "ldns",
             providers: [.apt(["libldns-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // No pkgConfig: hiredis.pc's cflags carry -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a
+        // warning; its headers are in /usr/include/hiredis and the module map links the library.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(
             name: "HostPin",
-            dependencies: ["CAres", "CIDN2", "CLDNS", "CCurl"]
+            dependencies: ["CAres", "CIDN2", "CLDNS", "CCurl", "COpenSSL"]
         ),
         .systemLibrary(
             name: "CCurl",
@@ -64,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "HostPinService",
-            dependencies: ["HostPin", "HostPinNet", "HostPinProxy", "HostPinDNS"]
+            dependencies: ["HostPin", "HostPinNet", "HostPinProxy", "HostPinDNS", "CHiredis"]
         ),
         .executableTarget(
             name: "HostPinCLI",

@@ -35,7 +35,7 @@ enum DigFormatter {
     /// need none.
     static func marker(for source: Resolution.Source) -> String {
         switch source {
-        case .upstream, .cache, .literal, .negativeCache, .specialUse: ""
+        case .upstream, .cache, .literal, .negativeCache, .specialUse, .sharedCache: ""
         case .stale: " ; stale"
         case .untrusted: " ; untrusted"
         case .pinned: " ; pinned"

@@ -63,6 +63,7 @@ struct ProxyCommand: ServiceCommand {
                                       signal cuts at once. New connections are refused and idle
                                       ones closed at once.
         \(CacheOptions.helpLines(preresolve: true, width: 28))
+        \(SharedCacheOptions.helpLines(width: 28))
         \(MetricsOptions.helpLines(width: 28))
         \(ControlSocketPath.helpLines(width: 28))
         \(LogOptions.helpLines(width: 28))
@@ -117,9 +118,11 @@ struct ProxyCommand: ServiceCommand {
         let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: allowRemote, watchBeside: nil)
         var resolverConfiguration = groups.trusted.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
-        configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
+        var configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
                                              family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
                                              controlSocket: groups.controlSocket, metrics: groups.metrics, watch: nil, log: groups.log)
+        configuration.sharedCache = groups.sharedCache
+        self.configuration = configuration
     }
 }
 

@@ -61,6 +61,7 @@ struct ServeCommand: ServiceCommand {
         \(TrustedOptions.helpLines)
                                (--family applies to the proxy; DNS clients ask for A or AAAA.)
         \(CacheOptions.helpLines(preresolve: true, width: 21))
+        \(SharedCacheOptions.helpLines(width: 21))
                                Each name's A and AAAA are pre-resolved (and, with --listen, the
                                proxy's --family).
           --watch-local [IP:PORT]
@@ -138,11 +139,13 @@ struct ServeCommand: ServiceCommand {
                                     + "add --allow-remote to let other hosts use it")
             }
         }
-        configuration = ServiceConfiguration(dns: dns, proxyOptions: proxyAddress == nil ? nil : proxy,
+        var configuration = ServiceConfiguration(dns: dns, proxyOptions: proxyAddress == nil ? nil : proxy,
                                              resolverConfiguration: groups.trusted.configuration(useTCP: false),
                                              family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
                                              controlSocket: groups.controlSocket, metrics: groups.metrics, watch: groups.watch,
                                              log: groups.log)
+        configuration.sharedCache = groups.sharedCache
+        self.configuration = configuration
     }
 
     /// A default of the watch's configuration, in seconds, for the help.

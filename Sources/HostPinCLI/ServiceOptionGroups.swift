@@ -8,6 +8,8 @@ import HostPinService
 struct ServiceOptionGroups {
     let trusted: TrustedOptions
     let cache: CacheOptions
+    /// `--shared-cache` and its files; `nil` without it.
+    let sharedCache: SharedCacheOptions?
     /// `--watch-local` and its options; `nil` without it, or for `proxy`.
     let watch: WatchOptions?
     let metrics: MetricsOptions
@@ -23,6 +25,7 @@ struct ServiceOptionGroups {
     init(parsing parser: inout OptionParser, allowRemote: Bool, watchBeside: [SocketAddress]?) throws(UsageError) {
         trusted = try TrustedOptions(parsing: &parser)
         cache = try CacheOptions(parsing: &parser, acceptsPreresolve: true)
+        sharedCache = try SharedCacheOptions.parse(&parser)
         watch = try watchBeside.flatMap { addresses throws(UsageError) in try WatchOptions.parse(&parser, listening: addresses) }
         metrics = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
         controlSocket = try ControlSocketPath.option(&parser)

@@ -105,6 +105,7 @@ extension Service {
         var restart: [String] = []
         new.log.apply(to: log)
         if new.log.accessLog != settings.log.accessLog { restart.append("--access-log") }
+        if new.sharedCache != settings.sharedCache { restart.append("--shared-cache") }
         if !endpointAtStart, new.metrics.listenAddress != nil {
             restart.append("--metrics-listen (the metrics were off at start, so nothing was counted)")
         }
@@ -121,6 +122,8 @@ extension Service {
         if let trusted {
             let kept = Set(new.resolverConfiguration.upstreams.map(\.description))
             upstream.replace(with: trusted)
+            // Values written under the old DNSSEC mode or upstreams are no longer read, nor written.
+            cache.shared?.update(policy: SharedCacheOptions.policy(for: new.resolverConfiguration))
             // Answers validated (or not) under other DNSSEC settings would keep their old verdict for their
             // whole TTL: a switch to validate must not go on serving what it would refuse. All of them go.
             let dnssec = new.resolverConfiguration.dnssec

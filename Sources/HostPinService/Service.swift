@@ -70,7 +70,8 @@ public actor Service {
         counters = configuration.metrics.counters(dns: configuration.dns != nil, proxy: configuration.proxyOptions != nil,
                                                   controlSocket: configuration.controlSocket != nil)
         upstream = UpstreamSwitch(trusted, dnssecMetrics: counters.dnssec)
-        cache = CachingResolver(upstream: upstream, cache: configuration.cacheOptions.makeCache(refreshAhead: true))
+        cache = CachingResolver(upstream: upstream, cache: configuration.cacheOptions.makeCache(refreshAhead: true),
+                                shared: configuration.sharedCache?.makeSharedCache(for: configuration.resolverConfiguration))
         status = ServiceStatus(cache: cache, upstream: upstream,
                                snapshot: ServiceStatus.Snapshot(responder: nil, dnsListeners: [], proxy: nil, reloads: 0))
         endpointAtStart = configuration.metrics.listenAddress != nil
@@ -150,7 +151,8 @@ public actor Service {
         }
         let upstream = upstream
         let metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
-                                     proxy: counters.proxy, watch: watcher, findings: findings, dnssec: counters.dnssec)
+                                     proxy: counters.proxy, watch: watcher, findings: findings, dnssec: counters.dnssec,
+                                     sharedCache: cache.shared?.metrics)
         self.metrics = metrics
         sampler = Task {
             // Suspends between samples (no thread waits); cancelled by stop(grace:).
@@ -199,6 +201,7 @@ public actor Service {
         for (_, server) in dnsServers { await server.stop() }
         await endpoint?.stop()
         await keeper?.finish()
+        (cache.shared?.store as? RedisStore)?.close()
         if let watcher, let watch = configuration.watch {
             await watcher.stop()
             log.log(.info, WatchOptions.summary(watcher.statistics, server: watch.server))

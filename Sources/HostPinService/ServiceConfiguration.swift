@@ -57,6 +57,9 @@ public struct ServiceConfiguration: Sendable {
     public var watch: WatchOptions?
     /// `--log-level`, `--log-format`, `--access-log`.
     public var log: LogOptions
+    /// `--shared-cache` and its secret and password: the second level under the memory cache; `nil`
+    /// without one. Made once at start: a reload that changes it says it waits for a restart.
+    public var sharedCache: SharedCacheOptions?
 
     /// A service on `upstreams` that runs nothing yet: set ``dns`` and/or ``proxyOptions``. Every other
     /// setting has the default the command line and the configuration file have (5 s per resolution,

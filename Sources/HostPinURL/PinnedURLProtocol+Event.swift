@@ -100,7 +100,7 @@ extension PinnedURLProtocol {
         init(_ source: Resolution.Source) {
             switch source {
             case .upstream: self = .upstream
-            case .cache, .negativeCache: self = .cache
+            case .cache, .negativeCache, .sharedCache: self = .cache
             case .stale: self = .stale
             case .untrusted: self = .untrusted
             case .literal, .specialUse: self = .literal

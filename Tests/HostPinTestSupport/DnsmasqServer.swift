@@ -42,34 +42,18 @@ public final class DnsmasqServer: Sendable {
         let port = try AuthoritativeServer.freePort()
         address = Upstream(address: .loopbackV4, port: port)
         let pidFile = directory + "/dnsmasq.pid"
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "/usr/sbin/dnsmasq \"$@\" & wait", "dnsmasq",
-                           "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
-                           "--bind-interfaces", "--listen-address=127.0.0.1", "--port=\(port)", "--user=root",
-                           "--pid-file=\(pidFile)"] + rules
-        _ = FileManager.default.createFile(atPath: directory + "/dnsmasq.err", contents: nil)
-        shell.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        shell.standardError = FileHandle(forWritingAtPath: directory + "/dnsmasq.err") ?? FileHandle.nullDevice
-        shell.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try shell.run()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        var pid: Int32?
-        while clock.now < deadline, shell.isRunning {
-            if pid == nil, let text = try? String(contentsOfFile: pidFile, encoding: .utf8) {
-                pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            if pid != nil, await Self.answers(address) { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        guard let pid, shell.isRunning else {
-            if let pid { kill(pid, SIGKILL) }
-            let log = (try? String(contentsOfFile: directory + "/dnsmasq.err", encoding: .utf8)) ?? ""
+        let address = address
+        let launched = try await BashDaemon.launch(
+            "/usr/sbin/dnsmasq",
+            ["--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--bind-interfaces",
+             "--listen-address=127.0.0.1", "--port=\(port)", "--user=root", "--pid-file=\(pidFile)"] + rules,
+            name: "dnsmasq", directory: directory, pidFile: pidFile) { await Self.answers(address) }
+        switch launched {
+        case .success(let pid): self.pid = pid
+        case .failure(let failure):
             try? FileManager.default.removeItem(atPath: directory)
-            throw StartFailure(description: "dnsmasq on \(address) did not start: \(log.isEmpty ? "no answer within 30 s" : log)")
+            throw StartFailure(description: "dnsmasq on \(address) did not start: \(failure.reason)")
         }
-        self.pid = pid
     }
 
     deinit {

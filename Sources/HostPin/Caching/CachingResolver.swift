@@ -26,14 +26,18 @@ public final class CachingResolver: HostResolver {
     public let upstream: any HostResolver
     /// The cache consulted first; its ``ResolutionCache/policy`` sets serve-stale and refresh-ahead.
     public let cache: ResolutionCache
+    /// The second level, asked on a miss before (and, after its patience, beside) `upstream`, and given
+    /// every answer `upstream` sends; `nil` without one. A hit in `cache` never reaches it.
+    public let shared: SharedCache?
     /// The resolutions running, one per name and family; each is removed when it completes, so the
     /// table holds no more than the distinct names being resolved at once.
     private let flights = Mutex<[ResolutionCache.Key: Flight<ResolutionOutcome>]>([:])
 
-    /// Puts `cache` in front of `upstream`.
-    public init(upstream: any HostResolver, cache: ResolutionCache = ResolutionCache()) {
+    /// Puts `cache` in front of `upstream`, and `shared` between them when given.
+    public init(upstream: any HostResolver, cache: ResolutionCache = ResolutionCache(), shared: SharedCache? = nil) {
         self.upstream = upstream
         self.cache = cache
+        self.shared = shared
     }
 
     /// Returns the cached resolution for `name` and `family` while it is fresh (source
@@ -326,6 +330,12 @@ public final class CachingResolver: HostResolver {
         let result: Result<ResolutionOutcome, ResolutionError>
         if entry == nil, let stored = storedMeanwhile(key) {
             result = .success(stored)
+        } else if entry == nil, let shared {
+            // A miss with a second level: the race runs on the store's, the timer's and the upstream's
+            // threads; this task waits for its winner.
+            result = await withCheckedContinuation { continuation in
+                race(shared, for: key) { continuation.resume(returning: $0) }
+            }
         } else {
             let received: Result<ResolutionOutcome, ResolutionError>
             do throws(ResolutionError) {
@@ -349,12 +359,37 @@ public final class CachingResolver: HostResolver {
             land(flight, for: key, with: result)
             return completion(result)
         }
+        if let shared {
+            return race(shared, for: key) { [self] result in
+                land(flight, for: key, with: result)
+                if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+                completion(result)
+            }
+        }
         let finish: @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void = { [self] received in
             let result = settle(received, for: key, refreshing: nil)
             land(flight, for: key, with: result)
             if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
             completion(result)
         }
+        askUpstream(key, completion: finish)
+    }
+
+    /// A miss's race between `shared` and `upstream` (``SharedCacheRace``): `finish` gets the first valid
+    /// answer, kept in memory (and, from an upstream, in `shared`), or the upstream's settled failure.
+    private func race(_ shared: SharedCache, for key: ResolutionCache.Key,
+                      finish: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        let race = SharedCacheRace(
+            askUpstream: { [self] done in askUpstream(key, completion: done) },
+            shared: { [self] answer in .success(keepShared(answer, for: key)) },
+            upstream: { [self] received in settle(received, for: key, refreshing: nil) },
+            finish: finish)
+        race.run(shared, name: key.name, family: key.family)
+    }
+
+    /// Asks `upstream` for `key`: a ``CompletionResolver`` through its callback path, any other in a task.
+    private func askUpstream(_ key: ResolutionCache.Key,
+                             completion finish: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         if let direct = upstream as? any CompletionResolver {
             direct.resolveDetailed(key.name, family: key.family, completion: finish)
         } else {
@@ -410,7 +445,20 @@ public final class CachingResolver: HostResolver {
         case .addresses(let resolution): cache.store(resolution, family: key.family)
         case .negative(let negative): cache.store(negative)
         }
-        return ResolutionOutcome(answer: outcome.answer, ttlLeft: cache.lifetime(of: outcome), age: 0)
+        let lifetime = cache.lifetime(of: outcome)
+        shared?.keep(outcome, family: key.family, lifetime: lifetime)
+        return ResolutionOutcome(answer: outcome.answer, ttlLeft: lifetime, age: 0)
+    }
+
+    /// Keeps `answer`, read from the shared cache for `key` (its TTLs already counted down), in memory,
+    /// and returns it with the lifetime the memory gives it.
+    private func keepShared(_ answer: ResolutionOutcome.Answer, for key: ResolutionCache.Key) -> ResolutionOutcome {
+        switch answer {
+        case .addresses(let resolution): cache.store(resolution, family: key.family)
+        case .negative(let negative): cache.store(negative)
+        }
+        let outcome = ResolutionOutcome(answer: answer, ttlLeft: 0, age: 0)
+        return ResolutionOutcome(answer: answer, ttlLeft: cache.lifetime(of: outcome), age: 0)
     }
 
     /// What the waiters get when the upstream failed with `error`: for a failure to get any answer (every

@@ -312,9 +312,9 @@ public final class ResolutionCache: Sendable {
         let limits = limits
         return switch outcome.answer {
         case .addresses(let resolution):
-            resolution.source == .upstream ? limits.lifetime(for: resolution.ttl) : 0
+            resolution.source.isTrustedAnswer ? limits.lifetime(for: resolution.ttl) : 0
         case .negative(let negative):
-            negative.source == .upstream ? min(negative.ttl, limits.maximumNegativeTTL) : 0
+            negative.source.isTrustedAnswer ? min(negative.ttl, limits.maximumNegativeTTL) : 0
         }
     }
 
@@ -327,7 +327,7 @@ public final class ResolutionCache: Sendable {
         let settings = settings.withLock { $0 }
         let lifetime = settings.limits.lifetime(for: resolution.ttl)
         // Untrusted, literal, pinned and stale answers are never cached; a limit of 0 caches nothing.
-        guard lifetime > 0, resolution.source == .upstream || resolution.source == .cache, settings.limits.maximumEntries > 0
+        guard lifetime > 0, resolution.source.isTrustedAnswer || resolution.source == .cache, settings.limits.maximumEntries > 0
         else { return }
         let now = clock.nanoseconds()
         let expiresAt = now + UInt64(lifetime) * 1_000_000_000
@@ -349,7 +349,7 @@ public final class ResolutionCache: Sendable {
     /// still removes those entries. An answer that did not come from a trusted upstream (a source other
     /// than ``Resolution/Source/upstream``: the untrusted fallback, a literal) changes nothing.
     public func store(_ negative: NegativeAnswer) {
-        guard negative.source == .upstream else { return }
+        guard negative.source.isTrustedAnswer else { return }
         let limits = limits
         let lifetime = min(negative.ttl, limits.maximumNegativeTTL)
         let key = CacheShard.Key(negative.name, negative.family)

@@ -30,6 +30,8 @@ public final class ServiceMetrics: Sendable {
     /// What DNSSEC validation found for the trusted resolutions (`hostpin_dnssec_answers_total`), counted
     /// by whoever sits behind the cache (the service's upstream switch); `nil` leaves the family out.
     public let dnssec: DNSSECMetrics?
+    /// The shared cache's lookups, writes and latency (`hostpin_shared_cache_*`); `nil` without one.
+    public let sharedCache: SharedCacheMetrics?
     /// The watch of the local resolver, whose verdicts are counted (`hostpin_hijack_verdicts_total`);
     /// `nil` when the service compares nothing.
     public let watch: LocalResolverWatch?
@@ -58,7 +60,7 @@ public final class ServiceMetrics: Sendable {
     public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
                 dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil,
                 findings: HijackFindings? = nil, dnssec: DNSSECMetrics? = nil,
-                clock: any MonotonicClock = SystemMonotonicClock()) {
+                sharedCache: SharedCacheMetrics? = nil, clock: any MonotonicClock = SystemMonotonicClock()) {
         self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
@@ -66,6 +68,7 @@ public final class ServiceMetrics: Sendable {
         self.watch = watch
         self.findings = findings
         self.dnssec = dnssec
+        self.sharedCache = sharedCache
         self.clock = clock
         started = clock.nanoseconds()
         history = AnswerRateHistory(now: started)
@@ -90,6 +93,7 @@ public final class ServiceMetrics: Sendable {
         let resolver = resolver
         resolver.metrics.write(into: &exposition, health: resolver.health)
         dnssec?.write(into: &exposition)
+        sharedCache?.write(into: &exposition)
         proxy?.write(into: &exposition)
         if let watch { Self.write(watch.statistics, into: &exposition) }
         return exposition.text

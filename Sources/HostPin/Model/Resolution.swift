@@ -22,6 +22,10 @@ public struct Resolution: Sendable, Hashable {
         /// A negative answer (NXDOMAIN, NODATA) served from HostPin's cache (RFC 2308 §5); only a
         /// ``NegativeAnswer`` carries it.
         case negativeCache
+        /// Read from the shared cache (Redis) that a fleet of instances writes to, after a miss in this
+        /// instance's memory: another instance received it from a trusted upstream under the same DNSSEC
+        /// mode and route (``SharedCache``); TTLs are what is left of the writer's.
+        case sharedCache
         /// Addresses a `pin` rule gives for the name: no query was sent.
         case pinned
         /// Answered from the name itself: an IP literal, or `localhost` (RFC 6761 §6.3). No query was sent.
@@ -33,6 +37,10 @@ public struct Resolution: Sendable, Hashable {
         /// Received from a resolver the caller did not trust: the system's or `--local` (for comparison), or
         /// the opted-in fallback after every trusted upstream failed. Never cached.
         case untrusted
+
+        /// An answer just received from a trusted upstream, by this instance (``upstream``) or by another
+        /// one of its fleet (``sharedCache``): what the cache keeps.
+        var isTrustedAnswer: Bool { self == .upstream || self == .sharedCache }
     }
 
     /// The name asked for, normalised.

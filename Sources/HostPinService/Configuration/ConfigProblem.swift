@@ -49,6 +49,8 @@ package struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
         case minimumAboveMaximum(minimum: UInt32, maximum: UInt32)
         /// A file the key names cannot be used: the path and why.
         case file(String, reason: String)
+        /// A `cache.shared` URL that cannot be used (``RedisEndpointError``).
+        case badSharedCacheURL(String, reason: String)
         /// `listeners.control` is neither an absolute path nor a bare file name, or is too long for a
         /// Unix socket address.
         case badSocketPath(String, reason: String)
@@ -86,6 +88,7 @@ package struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
             case .minimumAboveMaximum(let minimum, let maximum):
                 "\(minimum) is above cache.maxTTL (\(maximum))"
             case .file(let path, let reason): "cannot use '\(path)': \(reason)"
+            case .badSharedCacheURL(let text, let reason): "'\(text)': \(reason)"
             case .badSocketPath(let path, let reason): "'\(path)' \(reason)"
             case .badWatchedResolver(let text):
                 "'\(text)' is not a DNS server's IP[:PORT] (or true: the first nameserver of /etc/resolv.conf)"

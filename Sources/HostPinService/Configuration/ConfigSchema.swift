@@ -166,6 +166,24 @@ package enum ConfigSchema {
         ConfigKey(path: "cache.file", option: "--cache-file", commands: caching, defaultValue: .null, isPath: true) { value, path, reader in
             writableFile(value, path, &reader)
         },
+        ConfigKey(path: "cache.shared", option: "--shared-cache", commands: running, defaultValue: .null) { value, path, reader in
+            guard let text = reader.string(value, path) else { return nil }
+            do throws(RedisEndpointError) {
+                _ = try RedisEndpoint.parse(text)
+            } catch {
+                reader.report(path, .badSharedCacheURL(text, reason: error.description))
+                return nil
+            }
+            return .values([text])
+        },
+        ConfigKey(path: "cache.sharedSecretFile", option: "--shared-cache-secret", commands: running, defaultValue: .null,
+                  isPath: true) { value, path, reader in
+            readableFile(value, path, &reader)
+        },
+        ConfigKey(path: "cache.sharedPasswordFile", option: "--shared-cache-password-file", commands: running,
+                  defaultValue: .null, isPath: true) { value, path, reader in
+            readableFile(value, path, &reader)
+        },
         ConfigKey(path: "cache.preresolve", option: nil, commands: running, defaultValue: .array([])) { value, path, reader in
             guard let texts = reader.strings(value, path, of: "host names", nonEmpty: false) else { return nil }
             var names: [HostName] = []
@@ -359,6 +377,17 @@ package enum ConfigSchema {
 
     /// A file the process will write (the cache file, the access log): named, made absolute, in a
     /// folder the process may write in.
+    /// A path to a file the process can read now (its content is checked where the option is parsed).
+    private static func readableFile(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> ConfigValue? {
+        guard let text = reader.string(value, path) else { return nil }
+        let file = reader.absolute(text)
+        if let reason = FileAccess.unreadable(file) {
+            reader.report(path, .file(file, reason: reason))
+            return nil
+        }
+        return .values([file])
+    }
+
     private static func writableFile(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> ConfigValue? {
         guard let text = reader.string(value, path) else { return nil }
         guard !text.isEmpty else {
