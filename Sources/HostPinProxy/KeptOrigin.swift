@@ -22,6 +22,8 @@ final class KeptOrigin: Sendable {
 
     private enum State {
         case busy
+        /// Busy when the network changed: closed when its request is done instead of kept.
+        case retiring
         case idle(since: ContinuousClock.Instant)
         case closed
     }
@@ -44,9 +46,38 @@ final class KeptOrigin: Sendable {
     /// Marks the connection idle from now (after a response that allows reuse).
     func park() {
         let now = ContinuousClock.now
-        state.withLock { state in
-            if case .busy = state { state = .idle(since: now) }
+        let retired = state.withLock { state -> Bool in
+            switch state {
+            case .busy:
+                state = .idle(since: now)
+                return false
+            case .retiring:
+                state = .closed
+                return true
+            case .idle, .closed:
+                return false
+            }
         }
+        if retired { channel.close() }
+    }
+
+    /// Closes the connection now when idle, or when its request is done when busy (a network change: it
+    /// was made on the old path). Returns whether it was closed now.
+    func retire() -> Bool {
+        let closeNow = state.withLock { state -> Bool in
+            switch state {
+            case .idle:
+                state = .closed
+                return true
+            case .busy:
+                state = .retiring
+                return false
+            case .retiring, .closed:
+                return false
+            }
+        }
+        if closeNow { channel.close() }
+        return closeNow
     }
 
     /// Takes an idle connection for a request: `false` when it is closed (swept) or has already seen the
@@ -72,7 +103,7 @@ final class KeptOrigin: Sendable {
         let expired = state.withLock { state -> Bool in
             switch state {
             case .closed: return true
-            case .busy: return false
+            case .busy, .retiring: return false
             case .idle(let since):
                 guard since < cutoff else { return false }
                 state = .closed
@@ -144,6 +175,19 @@ final class OriginKeeper: Sendable {
     /// Forgets `origin` (its connection closed it).
     func unregister(_ origin: KeptOrigin) {
         _ = kept.withLock { $0.origins.removeValue(forKey: ObjectIdentifier(origin)) }
+    }
+
+    /// Closes every idle connection now and every busy one once its request is done (a network change).
+    ///
+    /// - Returns: How many were closed now.
+    func retireAll() -> Int {
+        let origins = kept.withLock { Array($0.origins.values) }
+        var closed = 0
+        for origin in origins where origin.retire() {
+            unregister(origin)
+            closed += 1
+        }
+        return closed
     }
 
     private func sweep() {

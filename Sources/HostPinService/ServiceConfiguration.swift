@@ -57,6 +57,9 @@ public struct ServiceConfiguration: Sendable {
     public var watch: WatchOptions?
     /// `--log-level`, `--log-format`, `--access-log`.
     public var log: LogOptions
+    /// Whether the service watches the network for changes and reacts (issue 30; `--no-network-watch`
+    /// turns it off): on by default. Read at start only.
+    public var networkWatch = true
 
     /// A service on `upstreams` that runs nothing yet: set ``dns`` and/or ``proxyOptions``. Every other
     /// setting has the default the command line and the configuration file have (5 s per resolution,
@@ -73,7 +76,8 @@ public struct ServiceConfiguration: Sendable {
 
     package init(dns: DNS?, proxyOptions: ProxyOptions?, resolverConfiguration: TrustedResolver.Configuration,
                  family: AddressFamily, rules: Rules, cacheOptions: CacheOptions, controlSocket: String?,
-                 metrics: MetricsOptions, watch: WatchOptions?, log: LogOptions) {
+                 metrics: MetricsOptions, watch: WatchOptions?, log: LogOptions, networkWatch: Bool = true) {
+        self.networkWatch = networkWatch
         self.dns = dns
         self.proxyOptions = proxyOptions
         self.resolverConfiguration = resolverConfiguration

@@ -35,6 +35,8 @@ public final class ServiceMetrics: Sendable {
     public let watch: LocalResolverWatch?
     /// The names the watch found hijacked, newest first (the status page's list); `nil` without a watch.
     public let findings: HijackFindings?
+    /// Network changes and the refreshes they caused, when the service watches the network.
+    public let network: NetworkMetrics?
     /// Answers per second over the last hour (the status page's chart), sampled by the service.
     public let history: AnswerRateHistory
     /// The clock ``history`` and the uptime are read on.
@@ -57,8 +59,9 @@ public final class ServiceMetrics: Sendable {
     /// the watch's (``HijackFindings``); ``history`` starts empty now, on `clock`.
     public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
                 dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil,
-                findings: HijackFindings? = nil, dnssec: DNSSECMetrics? = nil,
+                findings: HijackFindings? = nil, dnssec: DNSSECMetrics? = nil, network: NetworkMetrics? = nil,
                 clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.network = network
         self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
@@ -92,6 +95,7 @@ public final class ServiceMetrics: Sendable {
         dnssec?.write(into: &exposition)
         proxy?.write(into: &exposition)
         if let watch { Self.write(watch.statistics, into: &exposition) }
+        network?.write(into: &exposition)
         return exposition.text
     }
 
