@@ -277,7 +277,7 @@ package enum ConfigSchema {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }
         },
-        ConfigKey(path: "noNetworkWatch", option: "--no-network-watch", commands: running, defaultValue: .bool(false)) {
+        ConfigKey(path: "network.noWatch", option: "--no-network-watch", commands: running, defaultValue: .bool(false)) {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }
         },
