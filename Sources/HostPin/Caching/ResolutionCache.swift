@@ -479,15 +479,7 @@ public final class ResolutionCache: Sendable {
     /// - Returns: The number of entries removed.
     @discardableResult
     public func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
-        var removed = 0
-        for shard in shards.indices {
-            shards[shard].table.withLock { table in
-                let count = table.removeAll(answeredBy: isGone)
-                total.subtract(count, ordering: .relaxed)
-                removed += count
-            }
-        }
-        return removed
+        removeFromEachShard { $0.removeAll(answeredBy: isGone) }
     }
 
     /// Removes every negative entry and every expired one (kept to be served stale or not): what a network
@@ -498,10 +490,15 @@ public final class ResolutionCache: Sendable {
     @discardableResult
     public func removeNegativeAndStale() -> Int {
         let now = clock.nanoseconds()
+        return removeFromEachShard { $0.removeNegativeAndExpired(now: now) }
+    }
+
+    /// Runs `remove` on each shard under its lock; it returns how many entries it removed. Returns the sum.
+    private func removeFromEachShard(_ remove: (inout CacheShard) -> Int) -> Int {
         var removed = 0
         for shard in shards.indices {
             shards[shard].table.withLock { table in
-                let count = table.removeNegativeAndExpired(now: now)
+                let count = remove(&table)
                 total.subtract(count, ordering: .relaxed)
                 removed += count
             }
