@@ -46,7 +46,6 @@ import Glibc
         }
         #expect(second.hasSuffix("\r\n\r\nc1"), "\(second)")
         #expect(origin.accepted == 2)
-        #expect(proxy.closeKeptOrigins() == 1)
         await proxy.stop()
     }
 }
