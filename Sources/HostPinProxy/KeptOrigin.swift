@@ -30,6 +30,9 @@ final class KeptOrigin: Sendable {
 
     let key: Key
     let channel: SocketChannel
+    /// The ``OriginKeeper/generation`` when the connection was made: one made before a network change is
+    /// never kept after it.
+    let generation: UInt64
     /// The origin's side, buffered; empty whenever the connection is idle (a response with bytes after
     /// its end is never kept).
     let input: BufferedInput
@@ -37,9 +40,10 @@ final class KeptOrigin: Sendable {
     /// sweep and the owning connection's task race for an idle one.
     private let state = Mutex(State.busy)
 
-    init(key: Key, channel: SocketChannel) {
+    init(key: Key, channel: SocketChannel, generation: UInt64 = 0) {
         self.key = key
         self.channel = channel
+        self.generation = generation
         input = BufferedInput(channel: channel)
     }
 
@@ -128,6 +132,8 @@ final class OriginKeeper: Sendable {
     private struct Kept {
         var origins: [ObjectIdentifier: KeptOrigin] = [:]
         var timer: (any DispatchSourceTimer)?
+        /// Network changes so far (``retireAll()``).
+        var generation: UInt64 = 0
     }
 
     /// How long an origin connection may stay idle.
@@ -167,9 +173,18 @@ final class OriginKeeper: Sendable {
         for origin in origins { _ = origin.closeIfIdle(since: now + .seconds(1)) }
     }
 
-    /// Watches `origin` until it is closed.
+    /// The network changes so far: a connection made now carries it (``KeptOrigin/generation``).
+    var generation: UInt64 { kept.withLock { $0.generation } }
+
+    /// Watches `origin` until it is closed; closes it instead when it was made before the last network
+    /// change (it was busy with its first request then, so ``retireAll()`` did not see it).
     func register(_ origin: KeptOrigin) {
-        kept.withLock { $0.origins[ObjectIdentifier(origin)] = origin }
+        let stale = kept.withLock { kept -> Bool in
+            guard origin.generation == kept.generation else { return true }
+            kept.origins[ObjectIdentifier(origin)] = origin
+            return false
+        }
+        if stale { origin.close() }
     }
 
     /// Forgets `origin` (its connection closed it).
@@ -181,7 +196,10 @@ final class OriginKeeper: Sendable {
     ///
     /// - Returns: How many were closed now.
     func retireAll() -> Int {
-        let origins = kept.withLock { Array($0.origins.values) }
+        let origins = kept.withLock { kept in
+            kept.generation += 1
+            return Array(kept.origins.values)
+        }
         var closed = 0
         for origin in origins where origin.retire() {
             unregister(origin)

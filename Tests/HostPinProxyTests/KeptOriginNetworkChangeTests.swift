@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// A network change (issue 30) closes the origin connections the proxy keeps between a client's
-/// requests: `closeKeptOrigins()` as the service calls it, counted at an in-test origin.
+/// requests: `closeKeptOrigins()` as the service calls it, counted at an in-test origin. Seen failing
+/// first with `retireAll` taken out: the origin's connection still open after 2 s.
 @Suite struct KeptOriginNetworkChangeTests {
     /// Reads from `descriptor` (blocking, 10 s receive timeout) until the bytes end with `suffix`.
     private static func receive(_ descriptor: Int32, until suffix: String) -> String {
@@ -36,7 +37,9 @@ import Glibc
         }
         #expect(first.hasSuffix("\r\n\r\nc0"), "\(first)")
         #expect(origin.closedByPeer == 0)
-        #expect(proxy.closeKeptOrigins() == 1)
+        // Closed at once when the proxy has parked it already; else (the client may read the response before
+        // the proxy parks the origin) when it is parked: either way the origin sees the FIN.
+        #expect(proxy.closeKeptOrigins() <= 1)
         let started = ContinuousClock.now
         while origin.closedByPeer == 0, ContinuousClock.now - started < .seconds(2) { try await Task.sleep(for: .milliseconds(10)) }
         #expect(origin.closedByPeer == 1, "the origin still holds the kept connection after 2 s")
