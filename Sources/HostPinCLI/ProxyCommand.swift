@@ -14,7 +14,7 @@ struct ProxyCommand: ServiceCommand {
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
         + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
-        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] [--no-network-watch] "
         + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
@@ -66,6 +66,7 @@ struct ProxyCommand: ServiceCommand {
         \(SharedCacheOptions.helpLines(width: 28))
         \(MetricsOptions.helpLines(width: 28))
         \(ControlSocketPath.helpLines(width: 28))
+        \(ServiceOptionGroups.networkWatchHelpLines(width: 28))
         \(LogOptions.helpLines(width: 28))
           -h, --help                  Show this help.
 
@@ -120,7 +121,8 @@ struct ProxyCommand: ServiceCommand {
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
         var configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,
                                              family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
-                                             controlSocket: groups.controlSocket, metrics: groups.metrics, watch: nil, log: groups.log)
+                                             controlSocket: groups.controlSocket, metrics: groups.metrics, watch: nil, log: groups.log,
+                                             networkWatch: groups.networkWatch)
         configuration.sharedCache = groups.sharedCache
         self.configuration = configuration
     }

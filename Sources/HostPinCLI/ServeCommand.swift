@@ -18,7 +18,7 @@ struct ServeCommand: ServiceCommand {
         + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
         + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
         + "[--ordinary CIDR]... [--no-probe]] "
-        + "[--metrics-listen IP:PORT] [--control-socket PATH] "
+        + "[--metrics-listen IP:PORT] [--control-socket PATH] [--no-network-watch] "
         + "[--log-level LEVEL] [--log-format text|json] [--access-log FILE]"
     static var help: String {
         """
@@ -78,6 +78,7 @@ struct ServeCommand: ServiceCommand {
                                These five without --watch-local are a usage error (2).
         \(MetricsOptions.helpLines(width: 21))
         \(ControlSocketPath.helpLines(width: 21))
+        \(ServiceOptionGroups.networkWatchHelpLines(width: 21))
         \(LogOptions.helpLines(width: 21))
           -h, --help           Show this help.
 
@@ -143,7 +144,7 @@ struct ServeCommand: ServiceCommand {
                                              resolverConfiguration: groups.trusted.configuration(useTCP: false),
                                              family: groups.trusted.family, rules: rules, cacheOptions: groups.cache,
                                              controlSocket: groups.controlSocket, metrics: groups.metrics, watch: groups.watch,
-                                             log: groups.log)
+                                             log: groups.log, networkWatch: groups.networkWatch)
         configuration.sharedCache = groups.sharedCache
         self.configuration = configuration
     }

@@ -6,6 +6,15 @@ import HostPinService
 /// one order: the upstreams, the cache, (`serve`: the watch,) the metrics endpoint, the control socket,
 /// the logs; then the parse is finished.
 struct ServiceOptionGroups {
+    /// `--no-network-watch`'s help entry, for `serve` and `proxy` (descriptions from column `width` + 2).
+    static func networkWatchHelpLines(width: Int) -> String {
+        let indent = String(repeating: " ", count: width + 2)
+        return "  " + "--no-network-watch".padding(toLength: width, withPad: " ", startingAt: 0)
+            + "Do not watch the network (rtnetlink). By default a change of address,\n"
+            + indent + "link or default route closes kept connections, ends hold-downs, drops\n"
+            + indent + "negative and stale answers and refreshes the names in use."
+    }
+
     let trusted: TrustedOptions
     let cache: CacheOptions
     /// `--shared-cache` and its files; `nil` without it.
@@ -15,6 +24,8 @@ struct ServiceOptionGroups {
     let metrics: MetricsOptions
     let controlSocket: String?
     let log: LogOptions
+    /// Not `--no-network-watch`.
+    let networkWatch: Bool
 
     /// Takes the groups from `parser` and finishes it.
     ///
@@ -30,6 +41,7 @@ struct ServiceOptionGroups {
         metrics = try MetricsOptions(parsing: &parser, allowRemote: allowRemote)
         controlSocket = try ControlSocketPath.option(&parser)
         log = try LogOptions(parsing: &parser)
+        networkWatch = try !parser.flag("--no-network-watch")
         try parser.finish()
     }
 }

@@ -96,6 +96,16 @@ public final class ForwardProxy: Sendable {
         return listener.boundAddress
     }
 
+    /// Closes the origin connections kept between a client's requests (a network change, issue 30: they
+    /// were made on the old path): idle ones at once, busy ones when their response is done. CONNECT
+    /// tunnels are the client's end to end and stay.
+    ///
+    /// - Returns: How many were closed at once.
+    @discardableResult
+    public func closeKeptOrigins() -> Int {
+        keeper.retireAll()
+    }
+
     /// Stops the proxy gracefully: stops accepting at once, closes idle connections (kept alive between
     /// requests, or silent since they opened) at once, lets requests and tunnels in flight run for up to
     /// `grace`, then shuts down what is left; returns when every connection is closed. Responses sent

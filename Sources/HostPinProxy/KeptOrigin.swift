@@ -22,12 +22,17 @@ final class KeptOrigin: Sendable {
 
     private enum State {
         case busy
+        /// Busy when the network changed: closed when its request is done instead of kept.
+        case retiring
         case idle(since: ContinuousClock.Instant)
         case closed
     }
 
     let key: Key
     let channel: SocketChannel
+    /// The ``OriginKeeper/generation`` when the connection was made: one made before a network change is
+    /// never kept after it.
+    let generation: UInt64
     /// The origin's side, buffered; empty whenever the connection is idle (a response with bytes after
     /// its end is never kept).
     let input: BufferedInput
@@ -35,18 +40,48 @@ final class KeptOrigin: Sendable {
     /// sweep and the owning connection's task race for an idle one.
     private let state = Mutex(State.busy)
 
-    init(key: Key, channel: SocketChannel) {
+    init(key: Key, channel: SocketChannel, generation: UInt64 = 0) {
         self.key = key
         self.channel = channel
+        self.generation = generation
         input = BufferedInput(channel: channel)
     }
 
     /// Marks the connection idle from now (after a response that allows reuse).
     func park() {
         let now = ContinuousClock.now
-        state.withLock { state in
-            if case .busy = state { state = .idle(since: now) }
+        let retired = state.withLock { state -> Bool in
+            switch state {
+            case .busy:
+                state = .idle(since: now)
+                return false
+            case .retiring:
+                state = .closed
+                return true
+            case .idle, .closed:
+                return false
+            }
         }
+        if retired { channel.close() }
+    }
+
+    /// Closes the connection now when idle, or when its request is done when busy (a network change: it
+    /// was made on the old path). Returns whether it was closed now.
+    func retire() -> Bool {
+        let closeNow = state.withLock { state -> Bool in
+            switch state {
+            case .idle:
+                state = .closed
+                return true
+            case .busy:
+                state = .retiring
+                return false
+            case .retiring, .closed:
+                return false
+            }
+        }
+        if closeNow { channel.close() }
+        return closeNow
     }
 
     /// Takes an idle connection for a request: `false` when it is closed (swept) or has already seen the
@@ -72,7 +107,7 @@ final class KeptOrigin: Sendable {
         let expired = state.withLock { state -> Bool in
             switch state {
             case .closed: return true
-            case .busy: return false
+            case .busy, .retiring: return false
             case .idle(let since):
                 guard since < cutoff else { return false }
                 state = .closed
@@ -97,6 +132,8 @@ final class OriginKeeper: Sendable {
     private struct Kept {
         var origins: [ObjectIdentifier: KeptOrigin] = [:]
         var timer: (any DispatchSourceTimer)?
+        /// Network changes so far (``retireAll()``).
+        var generation: UInt64 = 0
     }
 
     /// How long an origin connection may stay idle.
@@ -136,14 +173,39 @@ final class OriginKeeper: Sendable {
         for origin in origins { _ = origin.closeIfIdle(since: now + .seconds(1)) }
     }
 
-    /// Watches `origin` until it is closed.
+    /// The network changes so far: a connection made now carries it (``KeptOrigin/generation``).
+    var generation: UInt64 { kept.withLock { $0.generation } }
+
+    /// Watches `origin` until it is closed; closes it instead when it was made before the last network
+    /// change (it was busy with its first request then, so ``retireAll()`` did not see it).
     func register(_ origin: KeptOrigin) {
-        kept.withLock { $0.origins[ObjectIdentifier(origin)] = origin }
+        let stale = kept.withLock { kept -> Bool in
+            guard origin.generation == kept.generation else { return true }
+            kept.origins[ObjectIdentifier(origin)] = origin
+            return false
+        }
+        if stale { origin.close() }
     }
 
     /// Forgets `origin` (its connection closed it).
     func unregister(_ origin: KeptOrigin) {
         _ = kept.withLock { $0.origins.removeValue(forKey: ObjectIdentifier(origin)) }
+    }
+
+    /// Closes every idle connection now and every busy one once its request is done (a network change).
+    ///
+    /// - Returns: How many were closed now.
+    func retireAll() -> Int {
+        let origins = kept.withLock { kept in
+            kept.generation += 1
+            return Array(kept.origins.values)
+        }
+        var closed = 0
+        for origin in origins where origin.retire() {
+            unregister(origin)
+            closed += 1
+        }
+        return closed
     }
 
     private func sweep() {

@@ -189,7 +189,7 @@ struct ProxyConnection: Sendable {
             } else {
                 let connection = try await connector.connect(host: authority.host, addresses: addresses)
                 current = KeptOrigin(key: KeptOrigin.Key(address: connection.address, host: authority.text),
-                                     channel: connection.channel)
+                                     channel: connection.channel, generation: keeper.generation)
             }
             origin = nil
             var outcome: Outcome

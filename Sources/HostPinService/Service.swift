@@ -63,6 +63,14 @@ public actor Service {
     var reloading = false
     /// What waits for the reload under way to end (``stop(grace:)``).
     var reloadWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The watch of the network (issue 30), unless `--no-network-watch` or the socket could not open.
+    var networkMonitor: NetworkMonitor?
+    /// Reads ``networkMonitor``'s changes and reacts to each.
+    var networkWatch: Task<Void, Never>?
+    /// The refresh of the names in use after the last change (a new change cancels it).
+    var networkRefresh: Task<Void, Never>?
+    /// Network changes and the refreshes they caused, counted whenever the network is watched.
+    let networkMetrics = NetworkMetrics()
 
     private init(configuration: ServiceConfiguration, trusted: TrustedResolver, log: ServiceLog) {
         self.configuration = configuration
@@ -152,7 +160,8 @@ public actor Service {
         let upstream = upstream
         let metrics = ServiceMetrics(currentResolver: { upstream.current }, cache: cache.cache, dns: counters.dns,
                                      proxy: counters.proxy, watch: watcher, findings: findings, dnssec: counters.dnssec,
-                                     sharedCache: cache.shared?.metrics)
+                                     sharedCache: cache.shared?.metrics,
+                                     network: settings.networkWatch ? networkMetrics : nil)
         self.metrics = metrics
         sampler = Task {
             // Suspends between samples (no thread waits); cancelled by stop(grace:).
@@ -182,6 +191,7 @@ public actor Service {
                 throw .control(error)
             }
         }
+        if settings.networkWatch { startNetworkWatch() }
     }
 
     /// Stops every listener (the proxy with its grace period, the configuration's when `grace` is `nil`;
@@ -196,6 +206,7 @@ public actor Service {
         }
         metrics?.markStopping()
         sampler?.cancel()
+        stopNetworkWatch()
         await control?.stop()
         await proxy?.stop(grace: grace, log: log)
         for (_, server) in dnsServers { await server.stop() }

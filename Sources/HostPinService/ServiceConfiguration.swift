@@ -60,6 +60,9 @@ public struct ServiceConfiguration: Sendable {
     /// `--shared-cache` and its secret and password: the second level under the memory cache; `nil`
     /// without one. Made once at start: a reload that changes it says it waits for a restart.
     public var sharedCache: SharedCacheOptions?
+    /// Whether the service watches the network for changes and reacts (issue 30; `--no-network-watch`
+    /// turns it off): on by default. Read at start only.
+    public var networkWatch = true
 
     /// A service on `upstreams` that runs nothing yet: set ``dns`` and/or ``proxyOptions``. Every other
     /// setting has the default the command line and the configuration file have (5 s per resolution,
@@ -76,7 +79,8 @@ public struct ServiceConfiguration: Sendable {
 
     package init(dns: DNS?, proxyOptions: ProxyOptions?, resolverConfiguration: TrustedResolver.Configuration,
                  family: AddressFamily, rules: Rules, cacheOptions: CacheOptions, controlSocket: String?,
-                 metrics: MetricsOptions, watch: WatchOptions?, log: LogOptions) {
+                 metrics: MetricsOptions, watch: WatchOptions?, log: LogOptions, networkWatch: Bool = true) {
+        self.networkWatch = networkWatch
         self.dns = dns
         self.proxyOptions = proxyOptions
         self.resolverConfiguration = resolverConfiguration

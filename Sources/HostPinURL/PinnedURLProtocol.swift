@@ -114,6 +114,16 @@ public final class PinnedURLProtocol: URLProtocol {
         }
     }
 
+    /// Tells the interceptor the network changed (a ``NetworkChange``, from `HostPinNet`'s
+    /// `NetworkMonitor` or the app's own watch): the origin connections libcurl keeps between requests
+    /// were made on the old path, so they are closed, as soon as no transfer is in flight (those in flight
+    /// finish; curl retries a request whose reused connection turns out dead on a fresh one). Plain `http`
+    /// left to the inner URLSession keeps FoundationNetworking's own connections, which it does not expose.
+    /// Safe from any thread; returns at once.
+    public static func networkChanged(_ change: NetworkChange = NetworkChange()) {
+        CurlTransport.closeAllConnections()
+    }
+
     /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal,
     /// unless a `pass` rule decides it.
     ///

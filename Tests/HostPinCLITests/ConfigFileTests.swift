@@ -49,7 +49,9 @@ import Glibc
         #expect(upstreams["servers"] as? [String] == ["https://cloudflare-dns.com/dns-query", "https://dns.google/dns-query",
                                                       "https://dns.quad9.net/dns-query"])
         #expect((effective["rules"] as? [Any])?.isEmpty == true)
-        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "rules"])
+        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "rules",
+                                        "network"])
+        #expect((effective["network"] as? [String: Any])?["noWatch"] as? Bool == false)
         #expect(cache["staleAnswerTimeout"] as? Double == 1.8)
         #expect(listeners["metrics"] is NSNull)
         let watch = try #require(effective["watch"] as? [String: Any])

@@ -167,7 +167,7 @@ enum TestSockets {
         return received
     }
 
-    private static func connectBlocking(_ target: SocketAddress) throws -> Int32 {
+    static func connectBlocking(_ target: SocketAddress) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -185,7 +185,7 @@ enum TestSockets {
         return descriptor
     }
 
-    private static func sendAll(_ descriptor: Int32, _ bytes: [UInt8]) throws {
+    static func sendAll(_ descriptor: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

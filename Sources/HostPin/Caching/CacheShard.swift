@@ -423,6 +423,38 @@ struct CacheShard {
         return removed
     }
 
+    /// Removes every negative entry (NXDOMAIN, NODATA) and every expired one, those kept to be served
+    /// stale included: after a network change they were learnt on the old path (issue 30).
+    ///
+    /// - Returns: The number of entries removed.
+    mutating func removeNegativeAndExpired(now: UInt64) -> Int {
+        var removed = 0
+        var position = oldest
+        while position >= 0 {
+            let (chunk, offset) = Self.place(position)
+            let newer = chunks[chunk][offset].newer
+            let node = chunks[chunk][offset]
+            if node.flags & Node.negative != 0 || node.expiresAt <= now, let slot = slot(ofPosition: position) {
+                remove(slot: slot)
+                removed += 1
+            }
+            position = newer
+        }
+        return removed
+    }
+
+    /// The names and families of the `limit` most recently used entries at most, most recent first.
+    func recentKeys(limit: Int) -> [(name: HostName, family: AddressFamily)] {
+        var keys: [(name: HostName, family: AddressFamily)] = []
+        var position = newest
+        while position >= 0, keys.count < limit {
+            let (chunk, offset) = Self.place(position)
+            keys.append((HostName(normalized: chunks[chunk][offset].text), chunks[chunk][offset].family))
+            position = chunks[chunk][offset].older
+        }
+        return keys
+    }
+
     /// Drops every entry and the memory that held them; the counters stay.
     mutating func removeAll() {
         let (hits, negativeHits, misses) = (self.hits, self.negativeHits, self.misses)

@@ -227,6 +227,33 @@ public final class CachingResolver: HostResolver {
         BatchResolution(resolver: self, family: family, concurrency: concurrency, sink: sink)
     }
 
+    /// Asks the upstream for `name` again whatever the cache holds, and keeps the answer: a refresh
+    /// after a network change (issue 30), when what is cached was learnt on the old path. Joins a
+    /// resolution of the name already running instead of starting a second one. A failure leaves a
+    /// cached answer as it was (it stands in, as for any refresh).
+    ///
+    /// - Returns: Whether an upstream answered (addresses, NXDOMAIN or NODATA), not the cache or a stale
+    ///   stand-in: a caller retrying while the network settles asks again only when it did not.
+    public func refreshFromUpstream(_ name: HostName, family: AddressFamily) async -> Bool {
+        let key = ResolutionCache.Key(name: name, family: family)
+        let (flight, leads) = joinOrLead(key)
+        let result: Result<ResolutionOutcome, ResolutionError>
+        if leads {
+            cache.countRefresh()
+            // A generation no entry has: the flight skips the check for an answer stored meanwhile, and a
+            // failure marks no entry's refresh as failed.
+            result = await fly(flight, for: key, refreshing: .max)
+        } else {
+            do throws(ResolutionError) {
+                result = .success(try await flight.wait())
+            } catch {
+                result = .failure(error)
+            }
+        }
+        guard case .success(let outcome) = result else { return false }
+        return outcome.source == .upstream
+    }
+
     /// The number of upstream resolutions running, refreshes included.
     var flightsInProgress: Int { flights.withLock { $0.count } }
 

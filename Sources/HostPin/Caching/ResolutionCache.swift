@@ -479,15 +479,47 @@ public final class ResolutionCache: Sendable {
     /// - Returns: The number of entries removed.
     @discardableResult
     public func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
+        removeFromEachShard { $0.removeAll(answeredBy: isGone) }
+    }
+
+    /// Removes every negative entry and every expired one (kept to be served stale or not): what a network
+    /// change makes doubtful (issue 30). Fresh positive answers stay, so names in use keep answering while
+    /// their refresh runs.
+    ///
+    /// - Returns: The number of entries removed.
+    @discardableResult
+    public func removeNegativeAndStale() -> Int {
+        let now = clock.nanoseconds()
+        return removeFromEachShard { $0.removeNegativeAndExpired(now: now) }
+    }
+
+    /// Runs `remove` on each shard under its lock; it returns how many entries it removed. Returns the sum.
+    private func removeFromEachShard(_ remove: (inout CacheShard) -> Int) -> Int {
         var removed = 0
         for shard in shards.indices {
             shards[shard].table.withLock { table in
-                let count = table.removeAll(answeredBy: isGone)
+                let count = remove(&table)
                 total.subtract(count, ordering: .relaxed)
                 removed += count
             }
         }
         return removed
+    }
+
+    /// The names and families of the `limit` most recently used entries at most (recency as eviction
+    /// keeps it, by second chance): each shard's most recent in turn, so no shard's names crowd out the
+    /// others'.
+    public func recentKeys(limit: Int) -> [(name: HostName, family: AddressFamily)] {
+        guard limit > 0 else { return [] }
+        var perShard: [[(name: HostName, family: AddressFamily)]] = []
+        for shard in shards.indices { perShard.append(shards[shard].table.withLock { $0.recentKeys(limit: limit) }) }
+        var keys: [(name: HostName, family: AddressFamily)] = []
+        var depth = 0
+        while keys.count < limit, perShard.contains(where: { $0.count > depth }) {
+            for list in perShard where list.count > depth && keys.count < limit { keys.append(list[depth]) }
+            depth += 1
+        }
+        return keys
     }
 
     /// The number of entries held, fresh or not yet removed.

@@ -2,14 +2,14 @@ import CCurl
 
 /// The DoH thread's state: the multi handle and the exchanges on it. Made and used on that thread only.
 final class DoHLoop {
-    private let multiAddress: Int
+    private let multiAddress: MultiAddress
     private let book: ExchangeBook<DoHJob>
     private let counter: HandshakeCounter
     private let upstream: EncryptedUpstream
     private let path: String
     private var exchanges: [UInt64: DoHExchange] = [:]
 
-    init(multiAddress: Int, book: ExchangeBook<DoHJob>, counter: HandshakeCounter, upstream: EncryptedUpstream, path: String) {
+    init(multi multiAddress: MultiAddress, book: ExchangeBook<DoHJob>, counter: HandshakeCounter, upstream: EncryptedUpstream, path: String) {
         self.multiAddress = multiAddress
         self.book = book
         self.counter = counter
@@ -18,10 +18,11 @@ final class DoHLoop {
     }
 
     func run() {
-        guard let multi = UnsafeMutableRawPointer(bitPattern: multiAddress) else { return }
+        guard var multi = multiAddress.pointer else { return }
         while true {
             let work = book.takeWork()
             if work.stopping { break }
+            if work.closingConnections, let fresh = closeConnections(of: multi) { multi = fresh }
             for (id, job) in work.submitted {
                 switch DoHExchange.make(id: id, query: job.query, timeout: job.timeout, upstream: upstream, path: path) {
                 case .success(let exchange):
@@ -67,5 +68,22 @@ final class DoHLoop {
         }
         exchanges.removeAll()
         curl_multi_cleanup(multi)
+    }
+
+    /// Closes every connection of `multi` (a network change): fails the exchanges in flight with
+    /// `.connectionClosed`, puts a new multi handle in its place and frees it, which closes its cached
+    /// connections. Returns the new handle; `nil` (nothing changed) when libcurl has no memory for one.
+    private func closeConnections(of multi: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
+        guard let fresh = curl_multi_init() else { return nil }
+        for exchange in exchanges.values {
+            counter.add(exchange.curl.connectionsOpened)
+            curl_multi_remove_handle(multi, exchange.curl.raw)
+            exchange.curl.close()
+            book.finish(exchange.id, with: .failure(.connectionClosed))
+        }
+        exchanges.removeAll()
+        book.whileWakeIsHeld { multiAddress.replace(with: fresh) }
+        curl_multi_cleanup(multi)
+        return fresh
     }
 }

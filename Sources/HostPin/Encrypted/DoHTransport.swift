@@ -1,4 +1,5 @@
 import CCurl
+import Synchronization
 
 /// DNS over HTTPS (RFC 8484) to one upstream: each query a `POST` of `application/dns-message`
 /// (§4.1), over HTTP/2 when the server offers it, every query multiplexed on one kept connection.
@@ -23,12 +24,13 @@ public final class DoHTransport: EncryptedTransport {
             book.close()  // out of memory: every exchange fails with .transportClosed
             return
         }
-        let address = Int(bitPattern: multi)
-        // The book calls wake only until the loop closes it, and the loop frees the multi handle after.
-        book = ExchangeBook(wake: { curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: address)) })
+        let address = MultiAddress(multi)
+        // The book calls wake only until the loop closes it, and the loop frees the multi handle after; a
+        // multi handle replaced (closeConnections) is swapped under the book's lock and freed after it.
+        book = ExchangeBook(wake: { curl_multi_wakeup(address.pointer) })
         let (book, counter) = (book, counter)
         let started = threads.start(name: "hostpin-doh \(upstream)", stop: { book.stop() }) {
-            DoHLoop(multiAddress: address, book: book, counter: counter, upstream: upstream, path: path).run()
+            DoHLoop(multi: address, book: book, counter: counter, upstream: upstream, path: path).run()
         }
         if !started {
             // The process is exiting: no thread calls libcurl any more, so every exchange fails at once.
@@ -43,6 +45,10 @@ public final class DoHTransport: EncryptedTransport {
 
     public var handshakes: Int { counter.value }
 
+    public func closeConnections() {
+        book.closeConnections()
+    }
+
     public func exchange(_ query: [UInt8], timeout: Duration) async -> EncryptedExchangeResult {
         if let refusal = upstream.refusal(of: query) { return .failure(refusal) }
         return await book.exchange(DoHJob(query: query, timeout: timeout))
@@ -53,4 +59,21 @@ public final class DoHTransport: EncryptedTransport {
 struct DoHJob: Sendable {
     let query: [UInt8]
     let timeout: Duration
+}
+
+/// The DoH thread's multi handle, which it replaces to close every kept connection at once (libcurl has
+/// no call that closes a multi handle's cached connections but `curl_multi_cleanup`): written by that
+/// thread under the ``ExchangeBook``'s lock, read by the book's wake-up under the same lock.
+final class MultiAddress: Sendable {
+    private let address: Atomic<Int>
+
+    init(_ multi: UnsafeMutableRawPointer) {
+        address = Atomic(Int(bitPattern: multi))
+    }
+
+    var pointer: UnsafeMutableRawPointer? { UnsafeMutableRawPointer(bitPattern: address.load(ordering: .acquiring)) }
+
+    func replace(with multi: UnsafeMutableRawPointer) {
+        address.store(Int(bitPattern: multi), ordering: .releasing)
+    }
 }

@@ -44,6 +44,7 @@ final class DoTLoop {
                 deadlines[id] = job.deadline
             }
             for id in work.cancelled { forget(id) }
+            if work.closingConnections { closeConnection() }
             expire(now: .now)
             step()
             wait()
@@ -173,6 +174,19 @@ final class DoTLoop {
         for id in open.close(from: multi) {
             deadlines[id] = nil
             book.finish(id, with: .failure(failure))
+        }
+    }
+
+    /// Closes the connection, open or being set up (a network change): what was in flight on it fails
+    /// with `.connectionClosed`; queries still waiting go to the next connection.
+    private func closeConnection() {
+        switch connection {
+        case .idle: break
+        case .connecting(let curl):
+            curl_multi_remove_handle(multi, curl.raw)
+            curl.close()
+            connection = .idle
+        case .open: drop(failing: .connectionClosed)
         }
     }
 

@@ -49,6 +49,10 @@ public final class DoTTransport: EncryptedTransport {
 
     public var handshakes: Int { counter.value }
 
+    public func closeConnections() {
+        book.closeConnections()
+    }
+
     public func exchange(_ query: [UInt8], timeout: Duration) async -> EncryptedExchangeResult {
         if let refusal = upstream.refusal(of: query) { return .failure(refusal) }
         return await book.exchange(DoTJob(query: query, deadline: .now + timeout))

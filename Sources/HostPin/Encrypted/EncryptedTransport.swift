@@ -24,6 +24,16 @@ public protocol EncryptedTransport: AnyObject, Sendable {
     ///   (for DoH, as the server sent it). Or the ``EncryptedTransportFailure`` that stopped it:
     ///   `.cancelled` at once when the calling task is cancelled.
     func exchange(_ query: [UInt8], timeout: Duration) async -> EncryptedExchangeResult
+
+    /// Closes the kept connection(s) at once, from the transport's own thread (a network change: they
+    /// were made on the old path); exchanges in flight on them fail with
+    /// ``EncryptedTransportFailure/connectionClosed``, and the next exchange connects again.
+    func closeConnections()
+}
+
+extension EncryptedTransport {
+    /// A transport that keeps no connection has none to close.
+    public func closeConnections() {}
 }
 
 extension EncryptedUpstream {

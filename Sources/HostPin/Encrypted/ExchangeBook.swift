@@ -17,6 +17,8 @@ final class ExchangeBook<Job: Sendable>: Sendable {
         var submitted: [(id: UInt64, job: Job)] = []
         var cancelled: [UInt64] = []
         var stopping = false
+        /// Close the kept connections (``ExchangeBook/closeConnections()``).
+        var closingConnections = false
     }
 
     private struct State {
@@ -74,6 +76,7 @@ final class ExchangeBook<Job: Sendable>: Sendable {
             defer {
                 state.work.submitted.removeAll(keepingCapacity: true)
                 state.work.cancelled.removeAll(keepingCapacity: true)
+                state.work.closingConnections = false
             }
             return state.work
         }
@@ -83,6 +86,21 @@ final class ExchangeBook<Job: Sendable>: Sendable {
     func finish(_ id: UInt64, with result: EncryptedExchangeResult) {
         let continuation = state.withLock { $0.waiting.removeValue(forKey: id) }
         continuation?.resume(returning: result)
+    }
+
+    /// Asks the owner thread to close its kept connections (a network change).
+    func closeConnections() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.work.closingConnections = true
+            wake()
+        }
+    }
+
+    /// Runs `body` under the lock ``wake`` is called under: the owner thread swaps what `wake` touches
+    /// there (a new multi handle), so that no wake-up reaches the old one after it.
+    func whileWakeIsHeld(_ body: () -> Void) {
+        state.withLock { _ in body() }
     }
 
     /// Asks the owner thread to stop (the transport is gone).

@@ -37,6 +37,8 @@ public final class ServiceMetrics: Sendable {
     public let watch: LocalResolverWatch?
     /// The names the watch found hijacked, newest first (the status page's list); `nil` without a watch.
     public let findings: HijackFindings?
+    /// Network changes and the refreshes they caused, when the service watches the network.
+    public let network: NetworkMetrics?
     /// Answers per second over the last hour (the status page's chart), sampled by the service.
     public let history: AnswerRateHistory
     /// The clock ``history`` and the uptime are read on.
@@ -60,7 +62,9 @@ public final class ServiceMetrics: Sendable {
     public init(currentResolver: @escaping @Sendable () -> TrustedResolver, cache: ResolutionCache,
                 dns: DNSQueryMetrics? = nil, proxy: ProxyMetrics? = nil, watch: LocalResolverWatch? = nil,
                 findings: HijackFindings? = nil, dnssec: DNSSECMetrics? = nil,
-                sharedCache: SharedCacheMetrics? = nil, clock: any MonotonicClock = SystemMonotonicClock()) {
+                sharedCache: SharedCacheMetrics? = nil, network: NetworkMetrics? = nil,
+                clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.network = network
         self.currentResolver = currentResolver
         self.cache = cache
         self.dns = dns
@@ -96,6 +100,7 @@ public final class ServiceMetrics: Sendable {
         sharedCache?.write(into: &exposition)
         proxy?.write(into: &exposition)
         if let watch { Self.write(watch.statistics, into: &exposition) }
+        network?.write(into: &exposition)
         return exposition.text
     }
 

@@ -283,6 +283,22 @@ public final class TrustedResolver: HostResolver {
         return reasons.isEmpty ? nil : UpstreamFailure(upstream: server, reason: .hijackedAnswer(reasons))
     }
 
+    /// Reacts to a network change (issue 30): closes the encrypted upstreams' kept TLS connections (the
+    /// next query opens a new one on the new path; queries in flight on them fail over), ends every
+    /// hold-down, and probes each upstream with a query for `probe` in the background, so that one
+    /// reachable again is known healthy before a client asks. Only the configured upstreams are asked:
+    /// the new network's resolver never is.
+    ///
+    /// - Parameter probe: The name each upstream is asked for (a name in use); `nil` probes nothing.
+    public func networkChanged(probing probe: HostName?) {
+        for transport in transports {
+            (transport as? EncryptedUpstreamTransport)?.transport.closeConnections()
+        }
+        health.endHoldDowns()
+        guard let probe else { return }
+        for index in transports.indices { self.probe(index, name: probe, family: .v4) }
+    }
+
     /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
     /// resolution's path (nobody waits for it), and records the verdict in ``health``.
     private func probe(_ index: Int, name: HostName, family: AddressFamily) {

@@ -161,6 +161,14 @@ public final class UpstreamHealth: Sendable {
             return names.count >= nameFailureThreshold
         }
 
+        /// Every upstream healthy again, its failure counts cleared (a network change: what failed on the
+        /// old path says nothing of the new one). A probe in flight still records its verdict.
+        mutating func endHoldDowns() {
+            for index in entries.indices where entries[index].heldUntil != nil || !entries[index].failedNames.isEmpty {
+                entries[index] = Entry()
+            }
+        }
+
         /// A probe ended without a verdict (cancelled): the next resolution may claim it again.
         mutating func abandoned(_ index: Int) {
             entries[index].probing = false
@@ -231,6 +239,12 @@ public final class UpstreamHealth: Sendable {
     func recordFailure(_ index: Int, _ failure: Failure) -> Bool {
         let now = clock.nanoseconds()
         return state.withLock { $0.failed(index, failure, now: now) }
+    }
+
+    /// Ends every hold-down (a network change, issue 30): each upstream is asked in preference order
+    /// again, and the first failure on the new path holds it down afresh, from the first hold-down.
+    public func endHoldDowns() {
+        state.withLock { $0.endHoldDowns() }
     }
 
     func recordAbandoned(_ index: Int) {

@@ -295,6 +295,10 @@ package enum ConfigSchema {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }
         },
+        ConfigKey(path: "network.noWatch", option: "--no-network-watch", commands: running, defaultValue: .bool(false)) {
+            value, path, reader in
+            reader.bool(value, path).map { .flag($0) }
+        },
         ConfigKey(path: "proxy.allowPrivate", option: "--allow-private", commands: running, defaultValue: .bool(false)) {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }

@@ -16,6 +16,8 @@ final class CurlMulti: Sendable {
         var cancelled: [Int] = []
         /// Set by ``CurlThreads``' stop: the thread frees everything and ends.
         var stopping = false
+        /// Close the kept connections once no transfer is in flight (a network change).
+        var closingConnections = false
         /// Set by the thread as it ends (or when it could not start): the multi handle is freed or about
         /// to be, so nothing wakes it any more, and new jobs fail at once.
         var closed = false
@@ -23,14 +25,15 @@ final class CurlMulti: Sendable {
 
     private let inbox = Mutex(Inbox())
     /// The multi handle, as an address: a plain integer is Sendable, and only the multi thread
-    /// dereferences it (plus `curl_multi_wakeup`, under the inbox's lock, until it is closed).
-    private let multiAddress: Int
+    /// dereferences it (plus `curl_multi_wakeup`, under the inbox's lock, until it is closed). The thread
+    /// replaces it, under the inbox's lock, to close every kept connection (``closeConnections()``).
+    private let multiAddress: Atomic<Int>
 
     /// Starts the multi thread, one of `threads`.
     init(threads: CurlThreads = .process) {
         CurlLibrary.initialiseOnce()
         let multi = curl_multi_init()
-        multiAddress = Int(bitPattern: multi)
+        multiAddress = Atomic(Int(bitPattern: multi))
         guard let multi else {
             inbox.withLock { $0.closed = true }  // out of memory: every job fails at once
             return
@@ -64,6 +67,18 @@ final class CurlMulti: Sendable {
         }
     }
 
+    /// Closes the kept connections (a network change: they were made on the old path) as soon as no
+    /// transfer is in flight: libcurl closes a multi handle's cached connections only with the handle, so
+    /// the thread puts a new one in its place then. Transfers in flight meanwhile finish on theirs (a
+    /// reused connection that turns out dead is retried by curl on a fresh one).
+    func closeConnections() {
+        inbox.withLock { inbox in
+            guard !inbox.closed else { return }
+            inbox.closingConnections = true
+            wake()
+        }
+    }
+
     /// ``CurlThreads``' stop: the thread fails what it holds and ends.
     private func stop() {
         inbox.withLock { inbox in
@@ -75,7 +90,7 @@ final class CurlMulti: Sendable {
 
     /// Wakes the thread; call under the inbox's lock, before it is closed.
     private func wake() {
-        curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: multiAddress))
+        curl_multi_wakeup(UnsafeMutableRawPointer(bitPattern: multiAddress.load(ordering: .relaxed)))
     }
 
     /// The failure of a transfer that the stopped thread will not carry.
@@ -84,9 +99,10 @@ final class CurlMulti: Sendable {
     }
 
     private func run() {
-        guard let multi = UnsafeMutableRawPointer(bitPattern: multiAddress) else { return }
+        guard var multi = UnsafeMutableRawPointer(bitPattern: multiAddress.load(ordering: .relaxed)) else { return }
         var transfers: [Int: CurlEasy] = [:]
         while true {
+            if transfers.isEmpty, let fresh = replaceIfClosing(multi) { multi = fresh }
             let (jobs, cancelled, stopping) = inbox.withLock { inbox in
                 defer {
                     inbox.jobs.removeAll(keepingCapacity: true)
@@ -139,5 +155,18 @@ final class CurlMulti: Sendable {
             // Sleeps until a socket is ready, curl's own next timeout is due, or curl_multi_wakeup.
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+    }
+
+    /// With ``closeConnections()`` asked for (and no transfer in flight): a new multi handle in place of
+    /// `multi`, swapped under the inbox's lock so no wake-up reaches the old one, which is then freed with
+    /// its connections. `nil` when nothing was asked, or libcurl has no memory for a new handle.
+    private func replaceIfClosing(_ multi: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
+        guard inbox.withLock({ $0.closingConnections && !$0.closed }), let fresh = curl_multi_init() else { return nil }
+        inbox.withLock { inbox in
+            inbox.closingConnections = false
+            multiAddress.store(Int(bitPattern: fresh), ordering: .relaxed)
+        }
+        curl_multi_cleanup(multi)
+        return fresh
     }
 }

@@ -33,6 +33,12 @@ final class CurlTransport: Transport {
         }
     }
 
+    /// Closes the kept connections of every transport made so far (``CurlMulti/closeConnections()``).
+    static func closeAllConnections() {
+        let all = transports.withLock { Array($0.values) }
+        for transport in all { transport.multi.closeConnections() }
+    }
+
     let tls: TLS
     private let multi: CurlMulti
     /// Curl waits for each client call: flow control.
