@@ -133,10 +133,19 @@ struct ProxyCommand: ServiceCommand {
 /// reading it. A handler is installed rather than ignoring the signals for a Dispatch signal source,
 /// because an ignored signal is discarded by the kernel on any thread that does not block it.
 enum StopSignal {
-    static func wait() async {
-        let pipe = stopPipe
+    /// Installs the handler: from here on SIGINT and SIGTERM are kept for ``wait()`` instead of ending the
+    /// process. Called before the service starts — it says it is listening before ``wait()`` runs, and a
+    /// signal sent at once would otherwise find the default action (exit by the signal, not 0).
+    static func install() {
+        _ = stopPipe
         signal(SIGINT, onStopSignal)
         signal(SIGTERM, onStopSignal)
+    }
+
+    /// Waits for SIGINT or SIGTERM (one since ``install()``, or the next).
+    static func wait() async {
+        let pipe = stopPipe
+        install()
         await Blocking.run {
             var byte: UInt8 = 0
             while read(pipe.read, &byte, 1) < 0 && errno == EINTR {}

@@ -28,8 +28,10 @@ extension ServiceCommand {
     ///   or the watched local resolver cannot.
     static func run(_ configuration: ServiceConfiguration,
                     reparse: @escaping @Sendable () throws(UsageError) -> ServiceConfiguration) async -> ExitStatus {
-        // First: from here on SIGHUP asks for a reload instead of ending the process.
+        // First: from here on SIGHUP asks for a reload, and SIGINT or SIGTERM for a stop, instead of ending
+        // the process — the service says it listens before this function waits for them.
         let requests = ReloadSignal.requests()
+        StopSignal.install()
         Console.configureLog(level: configuration.log.level, format: configuration.log.format)
         let service: Service
         do throws(ServiceError) {
