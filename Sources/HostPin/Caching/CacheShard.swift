@@ -420,6 +420,25 @@ struct CacheShard {
         return removed
     }
 
+    /// Removes every entry, positive or negative, whose name `isGone` picks (see
+    /// ``ResolutionCache/removeAll(underAnyOf:)``).
+    ///
+    /// - Returns: The number of entries removed.
+    mutating func removeAll(named isGone: (String) -> Bool) -> Int {
+        var removed = 0
+        var position = oldest
+        while position >= 0 {
+            let (chunk, offset) = Self.place(position)
+            let newer = chunks[chunk][offset].newer
+            if isGone(chunks[chunk][offset].text), let slot = slot(ofPosition: position) {
+                remove(slot: slot)
+                removed += 1
+            }
+            position = newer
+        }
+        return removed
+    }
+
     /// Drops every entry and the memory that held them; the counters stay.
     mutating func removeAll() {
         let (hits, negativeHits, misses) = (self.hits, self.negativeHits, self.misses)
