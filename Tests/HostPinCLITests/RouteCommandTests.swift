@@ -102,3 +102,86 @@ import Testing
         #expect(refused.standardError.contains("routes[0].allowprivate: unknown key"), "\(refused.standardError)")
     }
 }
+
+/// Split DNS through the running service: the proxy's rebinding guard and the stub (A, AAAA and
+/// forwarded types, dig and glibc's getent).
+@Suite(.serialized) struct RouteServiceTests {
+    let lab: Lab
+    let internalDNS: String
+    init() throws {
+        lab = try Lab.current()
+        internalDNS = try #require(lab.internalDNS, "the lab has no LAB_INTERNAL_DNS: restart it").description
+    }
+
+    /// Without --allow-private: origin.corp.test (a loopback address, special-purpose) is reached because
+    /// its route allows private addresses; www.example.test, a public name at the same address, is not.
+    @Test func theProxyReachesAPrivateRoutedOriginAndStillRefusesAPublicNameResolvingPrivately() async throws {
+        let proxy = try await RunningProxy(["--route", "corp.test=\(internalDNS)", "--server", "\(lab.trustedDNS)"],
+                                           allowPrivate: false)
+        let routed = try await ProcessRunner.run("/usr/bin/curl", [
+            "-sS", "--max-time", "10", "-x", "http://\(proxy.address)", "-w", "\\ncode=%{http_code}",
+            "http://origin.corp.test:\(lab.httpPort)/whoami",
+        ])
+        #expect(routed.standardOutput == "origin=www host=origin.corp.test:\(lab.httpPort)\n\ncode=200", "\(proxy.standardError)")
+        let public_ = try await ProcessRunner.run("/usr/bin/curl", [
+            "-sS", "--max-time", "10", "-x", "http://\(proxy.address)", "-o", "/dev/null", "-w", "code=%{http_code}",
+            "http://www.example.test:\(lab.httpPort)/whoami",
+        ])
+        #expect(public_.standardOutput == "code=403")
+        #expect(await proxy.stop() == 0)
+    }
+
+    private static func dig(_ server: String, _ arguments: String...) async throws -> String {
+        let (address, port) = try #require(ServeProcess.split(server))
+        return try await ProcessRunner.run("/usr/bin/dig", ["@\(address)", "-p", port, "+time=3", "+tries=1"] + arguments)
+            .standardOutput
+    }
+
+    /// The stub answers a routed name from the internal server alone, a PTR of the routed reverse zone
+    /// (a forwarded type) too, and the rest from the trusted one alone.
+    @Test func theStubRoutesAddressesAndForwardedTypes() async throws {
+        let trusted = try DelayingRelay(target: lab.trustedDNS, delay: .zero)
+        let routed = try DelayingRelay(target: lab.internalDNS!, delay: .zero)
+        defer { trusted.stop(); routed.stop() }
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--route", "corp.test,10.in-addr.arpa=\(routed.address)",
+                                           "--server", "\(trusted.address)"])
+        defer { stub.kill() }
+        let dns = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(dns, "+short", "A", "www.corp.test") == "10.1.2.3\n")
+        #expect(try await Self.dig(dns, "+short", "-x", "10.1.2.3") == "www.corp.test.\n")
+        #expect(try await Self.dig(dns, "+short", "SOA", "corp.test").hasPrefix("ns.corp.test. hostmaster.corp.test. 1 "))
+        #expect(trusted.received == 0)
+        let before = routed.received
+        #expect(before >= 3)
+        #expect(try await Self.dig(dns, "+short", "A", "www.example.test") == "127.0.0.10\n")
+        #expect(try await Self.dig(dns, "+short", "TXT", "info.example.test") == "\"hostpin lab\" \"forwarded\"\n")
+        #expect(routed.received == before)
+        #expect(trusted.received > 0)
+    }
+
+    @Test func getentResolvesRoutedAndOtherNamesThroughTheStub() async throws {
+        // glibc asks port 53 only: the stub takes port 53 of a loopback address nobody uses.
+        var stub: ServeProcess?
+        for last in 173...192 {
+            if let started = try? await ServeProcess(["--dns-listen", "127.0.0.\(last):53", "--route", "corp.test=\(internalDNS)",
+                                                      "--server", lab.trustedDNS.description]) {
+                stub = started
+                break
+            }
+        }
+        let running = try #require(stub, "no free port 53")
+        defer { running.kill() }
+        let nameserver = try #require(ServeProcess.split(running.dnsAddresses[0])).0
+        // A resolv.conf of the test's own, bound over /etc/resolv.conf in a private mount namespace.
+        let resolvConf = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-resolv-\(UUID().uuidString).conf")
+        try "nameserver \(nameserver)\noptions timeout:2 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: resolvConf) }
+        let result = try await ProcessRunner.run("/usr/bin/unshare", [
+            "--mount", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && getent hosts www.corp.test && getent hosts www.example.test",
+            resolvConf.path,
+        ])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
+        #expect(lines == [["10.1.2.3", "www.corp.test"], ["127.0.0.10", "www.example.test"]])
+    }
+}

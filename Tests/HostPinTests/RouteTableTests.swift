@@ -1,3 +1,4 @@
+import Foundation
 import HostPin
 import Testing
 
@@ -95,5 +96,28 @@ import Testing
         #expect(table.routeIndex(for: Self.name("www.r57.corp.test")) == 57)
         #expect(table.routeIndex(for: Self.name("www.r100.corp.test")) == 100)
         #expect(table.routeIndex(for: Self.name("www.example.test")) == nil)
+    }
+}
+
+/// `ResolutionCache.removeAll(underAnyOf:)`: what a reload drops when routes change.
+@Suite struct CacheRemovalByDomainTests {
+    @Test func entriesAtOrBelowTheDomainsGoNegativeOnesTooAndNoOthers() throws {
+        let cache = ResolutionCache()
+        let server = Upstream("127.0.0.1:53")!
+        func name(_ text: String) throws -> HostName { try HostName.parse(text) }
+        for text in ["corp.test", "www.corp.test", "a.b.corp.test", "xcorp.test", "www.example.test"] {
+            cache.store(Resolution(name: try name(text), addresses: [ResolvedAddress(address: IPAddress("10.0.0.1")!, ttl: 300)], cnames: [], upstream: server,
+                                   source: .upstream, receivedAt: Date()), family: .v4)
+        }
+        let negative = NegativeAnswer(name: try name("nx.corp.test"), family: .v4, kind: .nxdomain, cnames: [],
+                                      soa: SOARecord(zone: "corp.test", ttl: 60, primaryServer: "ns.corp.test",
+                                                     mailbox: "hostmaster.corp.test", serial: 1, refresh: 3600, retry: 900,
+                                                     expire: 604_800, minimum: 60),
+                                      upstream: server, source: .upstream, receivedAt: Date())
+        cache.store(negative)
+        #expect(cache.count == 6)
+        #expect(cache.removeAll(underAnyOf: [try name("corp.test")]) == 4)
+        #expect(cache.count == 2)
+        #expect(cache.removeAll(underAnyOf: []) == 0)
     }
 }
