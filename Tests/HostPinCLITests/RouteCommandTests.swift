@@ -57,6 +57,23 @@ import Testing
         #expect(result.standardError.contains("\(hole.address)"))
     }
 
+    /// `compare`'s trusted side and `fetch` go through the route too.
+    @Test func compareAndFetchUseTheRoute() async throws {
+        let route = ["--route", "corp.test=\(internalDNS)", "--server", "\(lab.trustedDNS)"]
+        let compare = try await HostPinBinary.run(["compare", "www.corp.test", "--local", internalDNS] + route)
+        #expect(compare.status == 0, "\(compare.standardError)")
+        #expect(compare.standardOutput == """
+            name: www.corp.test
+            trusted (\(internalDNS)): 10.1.2.3
+            local (\(internalDNS)): 10.1.2.3
+            verdict: consistent
+
+            """)
+        let fetch = try await HostPinBinary.run(["fetch", "http://origin.corp.test:\(lab.httpPort)/whoami"] + route)
+        #expect(fetch.status == 0, "\(fetch.standardError)")
+        #expect(fetch.standardOutput == "origin=www host=origin.corp.test:\(lab.httpPort)\n")
+    }
+
     /// Each bad `--route`, and the sentence after `hostpin: error: ` that names it.
     static let badRoutes: [([String], String)] = [
         (["bad..name=127.0.0.1"], "invalid value for '--route': 'bad..name=127.0.0.1': 'bad..name' is not a valid domain name"),
