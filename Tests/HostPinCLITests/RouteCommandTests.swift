@@ -177,26 +177,8 @@ import Testing
     }
 
     @Test func getentResolvesRoutedAndOtherNamesThroughTheStub() async throws {
-        // glibc asks port 53 only: the stub takes port 53 of a loopback address nobody uses.
-        var stub: ServeProcess?
-        for last in 173...192 {
-            if let started = try? await ServeProcess(["--dns-listen", "127.0.0.\(last):53", "--route", "corp.test=\(internalDNS)",
-                                                      "--server", lab.trustedDNS.description]) {
-                stub = started
-                break
-            }
-        }
-        let running = try #require(stub, "no free port 53")
-        defer { running.kill() }
-        let nameserver = try #require(ServeProcess.split(running.dnsAddresses[0])).0
-        // A resolv.conf of the test's own, bound over /etc/resolv.conf in a private mount namespace.
-        let resolvConf = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-resolv-\(UUID().uuidString).conf")
-        try "nameserver \(nameserver)\noptions timeout:2 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: resolvConf) }
-        let result = try await ProcessRunner.run("/usr/bin/unshare", [
-            "--mount", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && getent hosts www.corp.test && getent hosts www.example.test",
-            resolvConf.path,
-        ])
+        let result = try await ServeProcess.getent(["--route", "corp.test=\(internalDNS)", "--server", lab.trustedDNS.description],
+                                                   "getent hosts www.corp.test && getent hosts www.example.test")
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
         #expect(lines == [["10.1.2.3", "www.corp.test"], ["127.0.0.10", "www.example.test"]])
