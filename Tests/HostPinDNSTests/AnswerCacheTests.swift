@@ -8,11 +8,7 @@ import Testing
 @Suite struct AnswerCacheTests {
     /// A responder on the lab's NSD whose trusted cache runs on `clock`.
     private static func responder(clock: TestClock) throws -> DNSResponder {
-        // Unvalidated: the test follows each record's own TTL down, which a secure verdict would cap by the
-        // shortest of the answer (a CNAME chain's 5 s).
-        var configuration = try TrustedResolver.Configuration.lab([Lab.current().trustedDNS])
-        configuration.dnssec = .off
-        let trusted = try TrustedResolver(configuration: configuration)
+        let trusted = try TrustedResolver(configuration: .lab([Lab.current().trustedDNS]))
         return DNSResponder(resolver: CachingResolver(upstream: trusted, cache: ResolutionCache(clock: clock)))
     }
 

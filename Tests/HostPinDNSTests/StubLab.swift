@@ -6,14 +6,11 @@ import HostPinTestSupport
 /// Stubs on the lab's trusted NSD, each with a cache of its own.
 enum StubLab {
     /// A responder resolving through `upstream` (the lab's trusted NSD by default).
-    /// `validated: false` for a test of each record's own TTL on the lab's NSD: a secure verdict caps every
-    /// TTL of an answer by the shortest (a CNAME chain's 5 s).
     static func responder(upstream: Upstream? = nil, rules: Rules = Rules(), forwarder: (any DNSForwarder)? = nil,
-                          budget: Duration = .seconds(20), validated: Bool = true) throws -> DNSResponder {
+                          budget: Duration = .seconds(20)) throws -> DNSResponder {
         // The lab's NSD validates from the lab's anchor; a test's own `upstream` cannot answer DS/DNSKEY.
         var configuration = try upstream.map { TrustedResolver.Configuration.ownServer([$0]) }
             ?? TrustedResolver.Configuration.lab([Lab.current().trustedDNS])
-        if !validated { configuration.dnssec = .off }
         configuration.budget = budget
         configuration.timeout = min(configuration.timeout, budget / 4)
         return DNSResponder(resolver: CachingResolver(upstream: try TrustedResolver(configuration: configuration)),

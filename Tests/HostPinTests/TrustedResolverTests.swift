@@ -54,11 +54,12 @@ import Testing
         #expect(off.addresses.map(\.ttl) == [3600])  // not validated: each record keeps its own TTL
         #expect(off.ttl == 5)
         #expect(off.canonicalName == "www.example.test")
-        // Validated (secure), every TTL of the answer is capped by the verdict's, the CNAME's 5 s included.
+        // Validated (secure), each RRset keeps its own TTL (RFC 4035 §5.3.3): the CNAME's 5 s does not cap
+        // the address.
         let resolution = try await resolver.resolve("alias.example.test", family: .v4)
         #expect(resolution.dnssec == .secure)
         #expect(resolution.cnames.map(\.ttl) == [5])
-        #expect(resolution.addresses.map(\.ttl) == [5])
+        #expect(resolution.addresses.map(\.ttl) == [3600])
         #expect(resolution.ttl == 5)
         #expect(resolution.canonicalName == "www.example.test")
     }

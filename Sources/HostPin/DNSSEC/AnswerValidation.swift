@@ -116,11 +116,11 @@ package struct AnswerValidation: Sendable {
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec || $0.type == DNSSECRecord.Kind.soa }
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.records.allSatisfy { NSEC3Record($0)?.hashAlgorithm == 1 } }
         }
-        var ttl = UInt32.max
+        var ttls = SecureTTLs()
         var insecurity: String?
         for (position, rrset) in chain.enumerated() {
             if let known = verifiedTTLs[position] {
-                ttl = min(ttl, known)
+                ttls.add(known, owner: rrset.owner, type: rrset.type)
                 continue
             }
             if let why = insecurePositions[position] {
@@ -175,9 +175,13 @@ package struct AnswerValidation: Sendable {
                             return .verdict(.bogus(BogusReason(rrset, keyTag: verified.keyTag, problem: .wildcardWithoutProof)))
                         }
                     }
-                    verifiedTTLs[position] = min(verified.ttl, keysTTL)
+                    // Each RRset is capped by its own signature (RFC 4035 §5.3.3) and, more strictly than
+                    // the RFC asks, by the validated keys that verified it: an answer is not kept past the
+                    // chain that vouches for it. Other RRsets of the answer do not cap it.
+                    let verifiedTTL = min(verified.ttl, keysTTL)
+                    verifiedTTLs[position] = verifiedTTL
                     verifiedSigners[position] = signer
-                    ttl = min(ttl, verified.ttl, keysTTL)
+                    ttls.add(verifiedTTL, owner: rrset.owner, type: rrset.type)
                 }
             }
         }
@@ -212,7 +216,7 @@ package struct AnswerValidation: Sendable {
                 return .verdict(.bogus(BogusReason(rrset: "\(end) \(RRset.typeName(questionType))", problem: .denialMissing)))
             }
         }
-        return .verdict(.secure(ttl: ttl))
+        return .verdict(.secure(ttls))
     }
 
     /// Asks for `request` unless the chain-query cap is reached.

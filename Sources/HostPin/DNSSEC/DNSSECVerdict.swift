@@ -1,8 +1,8 @@
 /// The outcome of validating one answer (RFC 4033 §5, RFC 4035 §4.3).
 package enum DNSSECVerdict: Sendable, Hashable, CustomStringConvertible {
-    /// A chain of valid signatures from a trust anchor covers every RRset of the answer; keep it at most
-    /// `ttl` seconds (capped by every signature's original TTL and expiry).
-    case secure(ttl: UInt32)
+    /// A chain of valid signatures from a trust anchor covers every RRset of the answer; keep each RRset
+    /// at most its `ttls` (capped by its signature's original TTL and expiry).
+    case secure(SecureTTLs)
     /// A signed proof (or an unsupported algorithm) shows the zone is not signed; `why` says which.
     case insecure(why: String)
     /// Anything else under a trust anchor.

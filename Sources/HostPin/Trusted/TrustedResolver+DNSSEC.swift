@@ -15,7 +15,7 @@ extension TrustedResolver {
         case .cancelled, .failed(_, partial: nil): return completion(outcome)
         case .answered, .failed: break
         }
-        if isInsecureDomain(name.text) { return completion(Self.marked(outcome, .insecure, ttlCap: nil)) }
+        if isInsecureDomain(name.text) { return completion(Self.marked(outcome, .insecure, ttls: nil)) }
         guard !signed.isEmpty, let owner = WireName(name.text) else {
             // Never: a reply that answered always comes with its records, and a HostName is a valid name.
             return completion(.failed(UpstreamFailure(upstream: upstream, reason: .badResponse), partial: nil))
@@ -39,30 +39,33 @@ extension TrustedResolver {
     private static func applying(_ verdict: DNSSECVerdict, to outcome: Outcome, from upstream: Upstream,
                                  mode: DNSSECMode) -> Outcome {
         switch verdict {
-        case .secure(let ttl): return marked(outcome, .secure, ttlCap: ttl)
-        case .insecure: return marked(outcome, .insecure, ttlCap: nil)
-        case .indeterminate: return marked(outcome, .indeterminate, ttlCap: nil)
+        case .secure(let ttls): return marked(outcome, .secure, ttls: ttls)
+        case .insecure: return marked(outcome, .insecure, ttls: nil)
+        case .indeterminate: return marked(outcome, .indeterminate, ttls: nil)
         case .bogus(let reason):
-            guard mode == .validate else { return marked(outcome, .bogus(reason), ttlCap: nil) }
+            guard mode == .validate else { return marked(outcome, .bogus(reason), ttls: nil) }
             switch outcome {
-            case .answered: return .failed(UpstreamFailure(upstream: upstream, reason: .dnssecBogus(reason)), partial: nil)
-            // The addresses of the family that answered are bogus: no last resort.
-            case .failed(let failure, _): return .failed(failure, partial: nil)
+            // The addresses of the family that answered are bogus too (`any`, the other family failed):
+            // no last resort, and bogus is what the upstream is failed for — what it did answer is forged
+            // or broken, which says more than the other family's REFUSED or timeout (the on-path box
+            // answers A and refuses AAAA).
+            case .answered, .failed:
+                return .failed(UpstreamFailure(upstream: upstream, reason: .dnssecBogus(reason)), partial: nil)
             case .cancelled: return outcome
             }
         }
     }
 
-    /// `outcome` carrying `status`, every TTL at most `ttlCap` seconds.
-    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttlCap: UInt32?) -> Outcome {
+    /// `outcome` carrying `status`, each RRset's TTL at most its verified TTL in `ttls`.
+    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttls: SecureTTLs?) -> Outcome {
         switch outcome {
         case .answered(let received):
             switch received.answer {
-            case .addresses(let resolution): .answered(.received(resolution.validated(status, ttlCap: ttlCap)))
-            case .negative(let negative): .answered(.received(negative.validated(status, ttlCap: ttlCap)))
+            case .addresses(let resolution): .answered(.received(resolution.validated(status, ttls: ttls)))
+            case .negative(let negative): .answered(.received(negative.validated(status, ttls: ttls)))
             }
         case .failed(let failure, let partial):
-            .failed(failure, partial: partial?.validated(status, ttlCap: ttlCap))
+            .failed(failure, partial: partial?.validated(status, ttls: ttls))
         case .cancelled: outcome
         }
     }
@@ -79,31 +82,35 @@ extension TrustedResolver {
 }
 
 extension Resolution {
-    /// The resolution marked with what validation found, its address and CNAME TTLs capped by `ttlCap`
-    /// (a secure verdict's: the signatures' original TTLs and expiry, RFC 4035 §5.3.3).
-    func validated(_ status: DNSSECStatus, ttlCap: UInt32?) -> Resolution {
-        let cap = ttlCap ?? .max
-        return Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: min($0.ttl, cap)) },
-                          cnames: cnames.map { $0.capped(cap) }, upstream: upstream, source: source,
-                          receivedAt: receivedAt, dnssec: status)
+    /// The resolution marked with what validation found, each address and CNAME TTL capped by its own
+    /// RRset's verified TTL in `ttls` (its signature's original TTL and expiry, RFC 4035 §5.3.3).
+    func validated(_ status: DNSSECStatus, ttls: SecureTTLs?) -> Resolution {
+        Resolution(name: name, addresses: addresses.map { address in
+                       let type = address.address.family == .v4 ? DNSSECRecord.Kind.a : DNSSECRecord.Kind.aaaa
+                       return ResolvedAddress(address: address.address, ttl: min(address.ttl, ttls?.addresses(type) ?? .max))
+                   },
+                   cnames: cnames.map { $0.capped(ttls) }, upstream: upstream, source: source,
+                   receivedAt: receivedAt, dnssec: status)
     }
 }
 
 extension NegativeAnswer {
-    /// The negative answer marked with what validation found, its SOA and CNAME TTLs capped by `ttlCap`.
-    func validated(_ status: DNSSECStatus, ttlCap: UInt32?) -> NegativeAnswer {
-        let cap = ttlCap ?? .max
+    /// The negative answer marked with what validation found, its SOA's TTL capped by the denial's verified
+    /// TTL in `ttls` and each CNAME's by its own.
+    func validated(_ status: DNSSECStatus, ttls: SecureTTLs?) -> NegativeAnswer {
+        let cap = ttls?.denial ?? .max
         let capped = soa.map {
             SOARecord(zone: $0.zone, ttl: min($0.ttl, cap), primaryServer: $0.primaryServer, mailbox: $0.mailbox,
                       serial: $0.serial, refresh: $0.refresh, retry: $0.retry, expire: $0.expire, minimum: $0.minimum)
         }
-        return NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames.map { $0.capped(cap) }, soa: capped,
+        return NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames.map { $0.capped(ttls) }, soa: capped,
                               upstream: upstream, source: source, receivedAt: receivedAt, dnssec: status)
     }
 }
 
 extension CNAMERecord {
-    fileprivate func capped(_ cap: UInt32) -> CNAMERecord {
-        ttl <= cap ? self : CNAMERecord(alias: alias, target: target, ttl: cap)
+    fileprivate func capped(_ ttls: SecureTTLs?) -> CNAMERecord {
+        guard let cap = ttls?.cname(alias), cap < ttl else { return self }
+        return CNAMERecord(alias: alias, target: target, ttl: cap)
     }
 }

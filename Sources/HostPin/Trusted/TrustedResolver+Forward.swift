@@ -98,7 +98,7 @@ extension TrustedResolver {
         validator.validate([signed][...], name: owner, deadline: deadline) { verdict in
             switch verdict {
             case nil: completion(.cancelled)
-            case .secure(let ttl): completion(.answer(ForwardedAnswer(reply: reply, dnssec: .secure, secureTTL: ttl)))
+            case .secure(let ttls): completion(.answer(ForwardedAnswer(reply: reply, dnssec: .secure, secureTTL: ttls.shortest)))
             case .insecure: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .insecure)))
             case .indeterminate: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .indeterminate)))
             case .bogus(let reason):

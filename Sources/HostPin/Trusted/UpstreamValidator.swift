@@ -30,6 +30,11 @@ final class UpstreamValidator: Sendable {
     private let checks = Atomic<Int>(0)
     /// DNSKEY and DS queries sent so far.
     private let chainQueries = Atomic<Int>(0)
+    /// Guards the chain queries in flight and their recent replies (``ChainFlights``): joined by each
+    /// validation's fetch, ended by the query's reply or a waiter's deadline.
+    private let flights = Mutex(ChainFlights<ChainWaiter>())
+    /// Numbers the waiters of ``flights``.
+    private let waiterIDs = Atomic<UInt64>(0)
 
     /// - Parameters:
     ///   - transport: The upstream's transport, the one its answers came through.
@@ -53,7 +58,7 @@ final class UpstreamValidator: Sendable {
     var chainQueriesSent: Int { chainQueries.load(ordering: .relaxed) }
 
     /// Validates `replies` (one per type asked: A then AAAA for `any`), one after the other, and gives the
-    /// worse verdict (bogus, then insecure, then indeterminate, then secure with the smaller TTL).
+    /// worse verdict (``worse(_:_:)``).
     ///
     /// - Parameters:
     ///   - replies: At least one reply, each claiming an answer, NXDOMAIN or NODATA for `name`.
@@ -76,12 +81,14 @@ final class UpstreamValidator: Sendable {
             let rest = replies.dropFirst()
             validate(rest, name: name, deadline: deadline) { other in
                 guard let other else { return completion(nil) }
-                completion(Self.combined(verdict, first.claim, other, rest.first?.claim ?? first.claim))
+                completion(Self.worse(verdict, other))
             }
         }
     }
 
-    /// The worse of two verdicts on one name's answers.
+    /// The worse of two verdicts on one name's answers (bogus, then insecure, then indeterminate, then
+    /// secure); two secure verdicts give both answers' TTLs (``SecureTTLs/merged(with:)``: the A and
+    /// AAAA halves of `any` keep their own, and a secure NODATA beside secure addresses does not cap them).
     static func worse(_ one: DNSSECVerdict, _ other: DNSSECVerdict) -> DNSSECVerdict {
         func rank(_ verdict: DNSSECVerdict) -> Int {
             switch verdict {
@@ -91,20 +98,8 @@ final class UpstreamValidator: Sendable {
             case .bogus: 3
             }
         }
-        if case .secure(let ttl) = one, case .secure(let otherTTL) = other { return .secure(ttl: min(ttl, otherTTL)) }
+        if case .secure(let ttls) = one, case .secure(let otherTTLs) = other { return .secure(ttls.merged(with: otherTTLs)) }
         return rank(other) > rank(one) ? other : one
-    }
-
-    /// The verdict on the two replies of `any` (A, AAAA): the worse, except that a secure NODATA or
-    /// NXDOMAIN beside secure addresses does not cap their TTL — the answer handed out is the addresses,
-    /// kept for their own TTL as without validation (the negative half's TTL would cut it, 60 s for
-    /// 3600 s in the lab).
-    static func combined(_ one: DNSSECVerdict, _ oneClaim: AnswerValidation.Claim,
-                         _ other: DNSSECVerdict, _ otherClaim: AnswerValidation.Claim) -> DNSSECVerdict {
-        if case .secure = one, case .secure = other, (oneClaim == .answer) != (otherClaim == .answer) {
-            return oneClaim == .answer ? one : other
-        }
-        return worse(one, other)
     }
 
     /// Seconds on ``clock``, the caches' time.
@@ -178,48 +173,106 @@ final class UpstreamValidator: Sendable {
     }
 
     /// What one chain query brought.
-    private enum Fetched: Sendable {
+    fileprivate enum Fetched: Sendable {
         /// The reply's answer and authority sections (a DS query's NSEC proof is in the authority).
         case records([DNSSECRecord])
         case failed
         case cancelled
     }
 
-    /// Asks the upstream for `request`'s RRset with DO and CD set, in a query built by ldns
-    /// (``AddressQuery/messages(for:types:dnssec:)-(String,_,_)``), and reads the reply's records.
+    /// Gives `completion` `request`'s RRset from this upstream: the records a query for it brought in the
+    /// last seconds, or those of the query in flight for it (``ChainFlights``), or of a query sent now.
+    /// `completion` runs once: with the outcome, or `.cancelled` as soon as `deadline` runs out.
     private func fetch(_ request: ChainRequest, deadline: ResolutionDeadline?,
                        completion: @escaping @Sendable (Fetched) -> Void) {
+        let waiter = ChainWaiter(id: waiterIDs.add(1, ordering: .relaxed).newValue, request: request,
+                                 validator: self, completion: completion)
+        switch flights.withLock({ $0.join(request, id: waiter.id, waiter: waiter, at: cacheNow) }) {
+        case .answered(let records): return waiter.resume(.records(records))
+        case .joined: break
+        // Sent whatever becomes of this waiter, so every flight ends and resumes whoever joined it.
+        case .lead: send(request)
+        }
+        // Registered after joining, so a budget that runs out at any moment finds the waiter to cancel
+        // (``leave(_:)``), or has run out already and it leaves now.
+        if let deadline, !deadline.admit(waiter) { leave(waiter) }
+    }
+
+    /// `waiter` stops waiting (its budget ran out, or its resolution was cancelled): resumed with
+    /// `.cancelled` unless its flight ended first.
+    fileprivate func leave(_ waiter: ChainWaiter) {
+        flights.withLock { $0.leave(waiter.request, id: waiter.id) }?.resume(.cancelled)
+    }
+
+    /// Asks the upstream for `request`'s RRset with DO and CD set, in a query built by ldns
+    /// (``AddressQuery/messages(for:types:dnssec:)-(String,_,_)``), and resumes every waiter of its flight
+    /// with the reply's records. Sent without a resolution's deadline: it serves every validation that
+    /// joins it, each cut at its own budget; the transport's timeout and tries bound it.
+    private func send(_ request: ChainRequest) {
         let (zone, type) = switch request {
         case .dnskey(let zone): (zone, DNSSECRecord.Kind.dnskey)
         case .ds(let zone): (zone, DNSSECRecord.Kind.ds)
         }
         guard let question = ForwardedQuestion(name: zone.description, type: type),
               let query = AddressQuery.messages(for: question.absoluteName, types: [RecordType(rawValue: type)], dnssec: true)
-        else { return completion(.failed) }
+        else { return finish(request, .failed) }
         chainQueries.add(1, ordering: .relaxed)
         meter?.sent(1)
         let sent = ContinuousClock.now
         let meter = meter
-        transport.start(query, deadline: deadline) { outcomes in
+        transport.start(query, deadline: nil) { [self] outcomes in
             switch outcomes.first {
             case .reply(let wire):
                 meter?.replied(after: ContinuousClock.now - sent)
                 guard let reply = DNSReply(wire: wire, readingDNSSEC: true), reply.isWholeResponse(to: question.replyQuestion)
                 else {
                     meter?.failed(.malformed)
-                    return completion(.failed)
+                    return finish(request, .failed)
                 }
                 guard reply.rcode == 0 || reply.rcode == 3 else {
                     meter?.failed(reply.rcode == 2 ? .servfail : reply.rcode == 5 ? .refused : .malformed)
-                    return completion(.failed)
+                    return finish(request, .failed)
                 }
-                completion(.records(reply.signedAnswer + reply.signedAuthority))
+                finish(request, .records(reply.signedAnswer + reply.signedAuthority))
             case .failed(let reason):
                 meter?.failed(UpstreamMetrics.FailureReason(reason))
-                completion(.failed)
+                finish(request, .failed)
             case .cancelled, nil:
-                completion(.cancelled)
+                finish(request, .cancelled)
             }
         }
     }
+
+    /// Ends `request`'s flight with `fetched`: every waiter still there is resumed with it.
+    private func finish(_ request: ChainRequest, _ fetched: Fetched) {
+        let records: [DNSSECRecord]? = if case .records(let records) = fetched { records } else { nil }
+        let waiters = flights.withLock { $0.finish(request, records: records, at: cacheNow) }
+        for waiter in waiters { waiter.resume(fetched) }
+    }
+}
+
+/// One validation waiting for a chain RRset (``UpstreamValidator``'s flights): resumed once, by the
+/// flight's end or by its resolution's deadline (as an ``InterruptibleExchange``), whichever comes first.
+private final class ChainWaiter: InterruptibleExchange {
+    let id: UInt64
+    let request: ChainRequest
+    private let validator: UpstreamValidator
+    private let completion: @Sendable (UpstreamValidator.Fetched) -> Void
+    /// Whether it was resumed: the flight's end and the deadline may race, the first one wins.
+    private let resumed = Atomic<Bool>(false)
+
+    init(id: UInt64, request: ChainRequest, validator: UpstreamValidator,
+         completion: @escaping @Sendable (UpstreamValidator.Fetched) -> Void) {
+        self.id = id
+        self.request = request
+        self.validator = validator
+        self.completion = completion
+    }
+
+    func resume(_ fetched: UpstreamValidator.Fetched) {
+        guard !resumed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        completion(fetched)
+    }
+
+    func cancel() { validator.leave(self) }
 }

@@ -54,7 +54,7 @@ import Testing
             "example.test. DNSKEY", "example.test. DS", "test. DNSKEY", "test. DS", ". DNSKEY",
         ])
         guard case .secure(let ttl) = verdict else { Issue.record("\(String(describing: verdict))"); return }
-        #expect(ttl == 3600) // www's TTL; every DNSKEY and DS TTL of the lab is above it
+        #expect(ttl == SecureTTLs(records: [DNSSECRecord.Kind.a: 3600])) // www's TTL; every DNSKEY and DS TTL of the lab is above it
         #expect(validation.checksSpent == 6) // one per DNSKEY and DS RRset of the chain, one for the A RRset
     }
 
@@ -74,10 +74,16 @@ import Testing
         guard case .signatureExpired = expired.problem else { Issue.record("\(expired)"); return }
     }
 
-    @Test func cnameChainIsSecureWithTheChainsSmallestTTL() throws {
+    /// Each RRset keeps its own verified TTL (RFC 4035 §5.3.3): chain's CNAME 30 s, alias's 5 s, the
+    /// address 3600 s — not the whole answer the chain's smallest.
+    @Test func cnameChainIsSecureWithEachRRsetsOwnTTL() throws {
         let (lab, anchors) = try LabZones.current()
         var validation = try validation("chain.example.test", lab: lab, anchors: anchors)
-        #expect(lab.run(&validation).verdict == .secure(ttl: 5)) // alias.example.test's CNAME TTL
+        let expected = SecureTTLs(records: [DNSSECRecord.Kind.a: 3600],
+                                  cnames: [try #require(WireName("chain.example.test")): 30,
+                                           try #require(WireName("alias.example.test")): 5])
+        #expect(lab.run(&validation).verdict == .secure(expected))
+        #expect(expected.shortest == 5)
     }
 
     @Test func cnameChainFromSecureRecordsIntoABogusOneIsBogus() throws {

@@ -33,7 +33,7 @@ import Testing
         var second = AnswerValidation(name: name, type: DNSSECRecord.Kind.a, answer: answer, anchors: anchors,
                                       knownKeys: cache.keys(at: 1), now: nowSeconds())
         let (verdict, requests) = lab.run(&second)
-        #expect(verdict == .secure(ttl: 3600))
+        #expect(verdict == .secure(SecureTTLs(records: [DNSSECRecord.Kind.a: 3600])))
         #expect(requests.isEmpty)
         #expect(second.checksSpent == 1)
     }

@@ -235,6 +235,28 @@ import Testing
         }
     }
 
+    /// A hundred cold validations at once under one zone ask each DNSKEY and DS RRset of the chain once
+    /// (``ChainFlights``): five chain queries at the upstream, not one set per name. Each name still gets
+    /// its own verdict (a secure NXDOMAIN).
+    @Test func coldValidationsTogetherAskEachChainRRsetOnce() async throws {
+        let resolver = try resolver([signed])
+        let statuses = try await withThrowingTaskGroup(of: DNSSECStatus?.self) { group in
+            for index in 0..<100 {
+                group.addTask {
+                    let outcome = try await resolver.resolveDetailed(try HostName.parse("nx\(index).example.test"), family: .v4)
+                    guard case .negative(let negative) = outcome.answer, negative.kind == .nxdomain else { return nil }
+                    return negative.dnssec
+                }
+            }
+            var statuses: [DNSSECStatus?] = []
+            for try await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.count == 100)
+        #expect(statuses.allSatisfy { $0 == .secure })
+        #expect(resolver.validators[0].chainQueriesSent == 5)
+    }
+
     @Test func aNameUnderAnInsecureDomainIsNotValidated() async throws {
         let resolver = try resolver([signed], insecure: [try HostName.parse("example.test")])
         let resolution = try await resolver.resolve(try HostName.parse("modified.example.test"), family: .v4)
