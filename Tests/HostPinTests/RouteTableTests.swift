@@ -121,3 +121,25 @@ import Testing
         #expect(cache.removeAll(underAnyOf: []) == 0)
     }
 }
+
+/// The metrics and the status document name each route's upstreams (split DNS).
+@Suite struct RouteMetricsTests {
+    @Test func routeUpstreamsCarryTheRouteLabelAndStatusField() throws {
+        var configuration = TrustedResolver.Configuration(upstreams: [Upstream("127.0.0.1:9")!])
+        configuration.dnssec = .off
+        configuration.routes = try RouteTable([Route(domains: [try HostName.parse("corp.test"), try HostName.parse("10.in-addr.arpa")],
+                                                     upstreams: [Upstream("127.0.0.2:9")!])])
+        let metrics = ServiceMetrics(resolver: try TrustedResolver(configuration: configuration), cache: ResolutionCache())
+        let text = metrics.exposition()
+        #expect(text.contains("hostpin_upstream_queries_total{upstream=\"127.0.0.1:9\"} 0\n"))
+        #expect(text.contains("hostpin_upstream_queries_total{upstream=\"127.0.0.2:9\",route=\"corp.test,10.in-addr.arpa\"} 0\n"))
+        #expect(text.contains("hostpin_upstream_healthy{upstream=\"127.0.0.2:9\",route=\"corp.test,10.in-addr.arpa\"} 1\n"))
+        #expect(text.components(separatedBy: "# TYPE hostpin_upstream_queries_total").count == 2)  // one family
+        guard case .object(let status) = metrics.status(), case .array(let upstreams)? = status["upstreams"] else {
+            Issue.record("no upstreams in the status document")
+            return
+        }
+        let routes = upstreams.map { item -> JSONValue? in if case .object(let fields) = item { fields["route"] } else { nil } }
+        #expect(routes == [.null, .string("corp.test,10.in-addr.arpa")])
+    }
+}
