@@ -46,8 +46,6 @@ public struct Lab: Sendable {
     /// The "internal" NSD of split DNS (zones/internal/): `corp.test` and `10.in-addr.arpa`, unsigned,
     /// unknown to the trusted NSDs; nil for a lab started by an older `scripts/lab`.
     public let internalDNS: Upstream?
-    /// The internal NSD's configuration file, for `nsd-control -c` (``internalQueries()``).
-    public let internalNSDConf: String?
     /// Inside `scripts/lab onpath` only: the address whose port 53 the on-path box leaves alone
     /// (127.0.0.53, for a local stub); nil in the ordinary lab.
     public let onPathStub: String?
@@ -107,25 +105,14 @@ public struct Lab: Sendable {
                    dohURL: optional("LAB_DOH_URL"), dotServer: optional("LAB_DOT_SERVER"),
                    dnsTLSAddress: optional("LAB_DNS_TLS_ADDR"),
                    internalDNS: optional("LAB_INTERNAL_DNS").flatMap { Upstream($0) },
-                   internalNSDConf: optional("LAB_INTERNAL_NSD_CONF"), onPathStub: optional("LAB_ONPATH_STUB"))
+                   onPathStub: optional("LAB_ONPATH_STUB"))
     }
 
     /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`). Async:
     /// the child runs on a thread of its own, never blocking a thread of Swift's pool (the proxy and the
     /// resolvers under test in the same process need both of its two threads).
     public func countedQueries() async throws -> Int {
-        try await Self.queries(at: countNSDConf)
-    }
-
-    /// Queries the internal NSD (``internalDNS``) has received so far, as ``countedQueries()`` counts.
-    public func internalQueries() async throws -> Int {
-        guard let internalNSDConf else { throw Problem.missing("LAB_INTERNAL_NSD_CONF") }
-        return try await Self.queries(at: internalNSDConf)
-    }
-
-    /// `num.queries` of the NSD configured by `conf`.
-    private static func queries(at conf: String) async throws -> Int {
-        let result = try await ProcessRunner.run("/usr/sbin/nsd-control", ["-c", conf, "stats_noreset"])
+        let result = try await ProcessRunner.run("/usr/sbin/nsd-control", ["-c", countNSDConf, "stats_noreset"])
         for line in result.standardOutput.split(separator: "\n") where line.hasPrefix("num.queries=") {
             if let count = Int(line.dropFirst("num.queries=".count)) { return count }
         }

@@ -40,6 +40,25 @@ import Testing
         #expect(trusted.received > 0)
     }
 
+    /// A route that validates (a trust anchor given) builds its chain from its own servers only: the
+    /// default list gets no query at all, DS and DNSKEY included.
+    @Test func aValidatingRouteAsksItsChainOfItsOwnServersOnly() async throws {
+        let lab = try Lab.current()
+        let trusted = try DelayingRelay(target: lab.trustedDNS, delay: .zero)
+        let routed = try DelayingRelay(target: lab.trustedDNS, delay: .zero)
+        defer { trusted.stop(); routed.stop() }
+        var configuration = try TrustedResolver.Configuration.lab([trusted.address])
+        var route = Route(domains: [try HostName.parse("example.test")], upstreams: [routed.address])
+        route.dnssec = try lab.dnssec()
+        configuration.routes = try RouteTable([route])
+        let resolver = try TrustedResolver(configuration: configuration)
+        let answer = try await resolver.resolve("www.example.test", family: .v4)
+        #expect(answer.dnssec == .secure)
+        #expect(answer.upstream == routed.address)
+        #expect(routed.received > 1)  // the answer and its chain's DS and DNSKEY queries
+        #expect(trusted.received == 0)
+    }
+
     /// `xcorp.test` is not under `corp.test`: the default list answers it (the lab root's NXDOMAIN).
     @Test func aRouteTakesWholeLabelsOnly() async throws {
         let lab = try Lab.current()
