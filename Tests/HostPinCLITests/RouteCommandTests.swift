@@ -3,7 +3,8 @@ import HostPinTestSupport
 import Testing
 
 /// `--route` on the command line (issue 29's split DNS): the lab's internal NSD answers corp.test, the
-/// trusted one the rest, each behind a relay of this test's own that counts what reaches it.
+/// trusted one the rest, each behind a relay of this test's own that counts what reaches it; `lookup`,
+/// `compare`, `fetch`, the proxy and the stub.
 @Suite(.serialized) struct RouteCommandTests {
     let lab: Lab
     let internalDNS: String
@@ -118,17 +119,9 @@ import Testing
         #expect(refused.status == 2)
         #expect(refused.standardError.contains("routes[0].allowprivate: unknown key"), "\(refused.standardError)")
     }
-}
 
-/// Split DNS through the running service: the proxy's rebinding guard and the stub (A, AAAA and
-/// forwarded types, dig and glibc's getent).
-@Suite(.serialized) struct RouteServiceTests {
-    let lab: Lab
-    let internalDNS: String
-    init() throws {
-        lab = try Lab.current()
-        internalDNS = try #require(lab.internalDNS, "the lab has no LAB_INTERNAL_DNS: restart it").description
-    }
+    // MARK: Through the running service: the proxy's rebinding guard and the stub (A, AAAA and forwarded
+    // types, dig and glibc's getent)
 
     /// Without --allow-private: origin.corp.test (a loopback address, special-purpose) is reached because
     /// its route allows private addresses; www.example.test, a public name at the same address, is not.
