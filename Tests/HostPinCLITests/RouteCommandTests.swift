@@ -169,6 +169,26 @@ import Testing
         #expect(trusted.received > 0)
     }
 
+    /// `--preresolve` goes through the routes: the routed name is asked of the internal server at start,
+    /// and its first use sends no query.
+    @Test func preresolvedRoutedNamesComeFromTheirRoute() async throws {
+        let trusted = try DelayingRelay(target: lab.trustedDNS, delay: .zero)
+        let routed = try DelayingRelay(target: lab.internalDNS!, delay: .zero)
+        defer { trusted.stop(); routed.stop() }
+        let names = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-route-names-\(UUID().uuidString)")
+        try Data("www.corp.test\n".utf8).write(to: names)
+        defer { try? FileManager.default.removeItem(at: names) }
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--route", "corp.test=\(routed.address)",
+                                           "--server", "\(trusted.address)", "--preresolve", names.path])
+        defer { stub.kill() }
+        #expect(stub.standardError.contains("pre-resolved 1 name"), "\(stub.standardError)")
+        #expect(routed.received == 2)  // A and AAAA
+        let dns = try #require(stub.dnsAddresses.first)
+        #expect(try await Self.dig(dns, "+short", "A", "www.corp.test") == "10.1.2.3\n")
+        #expect(routed.received == 2)
+        #expect(trusted.received == 0)
+    }
+
     @Test func getentResolvesRoutedAndOtherNamesThroughTheStub() async throws {
         let result = try await ServeProcess.getent(["--route", "corp.test=\(internalDNS)", "--server", lab.trustedDNS.description],
                                                    "getent hosts www.corp.test && getent hosts www.example.test")
