@@ -102,7 +102,7 @@ with open(os.path.join(run_dir, "meta.env")) as f:
 notes_path = os.path.join(run_dir, "notes.txt")
 notes = [l.strip() for l in open(notes_path)] if os.path.exists(notes_path) else []
 notes = [n for n in notes if n]
-all_items = ["1", "2", "3", "4", "5", "6", "7", "8"]
+all_items = ["1", "2", "3", "4", "5", "6", "7", "8", "9"]
 items = meta.get("items", " ".join(all_items)).split()
 partial = items != all_items
 
@@ -311,6 +311,22 @@ row("8", "the same, from one TTL (1 s) into the loop", "refresh.on.waits.late", 
 row("8", "the same: lookups per second, all 8 tasks", "refresh.on.lookups.per.s", "refresh.off.lookups.per.s", qps,
     False, peer_label="refresh-ahead off")
 
+# 9. DNSSEC: the signed sbench.test (the 10 000 names of bench.test), HostPin validating vs a validating
+# Unbound (cold) and vs HostPin --dnssec off (cold and warm)
+row("9", f"cold bulk of the 10 000 names signed (`sbench.test`), validating: `hostpin lookup --batch --concurrency "
+    f"{enc_n}` (whole process) vs dnsperf `-q {enc_n}` through a fresh Unbound validating from the same anchor",
+    "dnssec.lookup.validate.qps", "dnssec.unbound.qps", qps, False, goal_ratio=1.0,
+    peer_label="validating Unbound, cold", chart_label="9 validating cold /Unbound", goal_text="≥ 1.0×")
+row("9", f"what validation costs, cold: `hostpin lookup --batch --concurrency {enc_n}` validating vs `--dnssec off`, "
+    "the same names", "dnssec.lookup.validate.qps", "dnssec.lookup.off.qps", qps, False, peer_label="HostPin --dnssec off")
+row("9", f"what validation costs, warm: `hostpin serve` validating vs `--dnssec off`, queries/s (`dnsperf -q {stub_q}`, "
+    f"the names over and over for {stub_s} s; a hit costs nothing extra)", "dnssec.stub.warm.validate.qps",
+    "dnssec.stub.warm.off.qps", qps, False, goal_ratio=0.9, peer_label="HostPin --dnssec off, warm",
+    chart_label="9 validating warm /off", goal_text="≥ 0.9× (noise)")
+row("9", "what validation costs, stub cold: `hostpin serve` validating vs `--dnssec off` (fresh process, each name "
+    "once)", "dnssec.stub.cold.validate.qps", "dnssec.stub.cold.off.qps", qps, False,
+    peer_label="HostPin --dnssec off, cold")
+
 # ------------------------------------------------------------------ RESULTS.md
 
 def m(key, fmt, default="—"):
@@ -458,6 +474,24 @@ if "8" in items:
         lines.append(f"| {text} | {m(key + '.lookups', count)} | {m(key + '.waits', count)} | "
                      f"{m(key + '.waits.late', count)} | {m(key + '.stale', count)} | {m(key + '.failures', count)} | "
                      f"{m(key + '.refreshes', count)} | {m(key + '.longest.us', us)} |")
+    lines.append("")
+if "9" in items:
+    lines.append(f"**9. DNSSEC validation** (`sbench.test`: the 10 000 names of `bench.test` in a zone signed with "
+                 "ldns-signzone, ECDSA P-256, NSEC, on the benchmark's NSD; the trust anchor, for both sides, the DS of "
+                 f"its key-signing key; cold runs: {enc_n} in flight, a fresh process or a fresh Unbound each; "
+                 f"stub runs: `dnsperf -q {stub_q}` as item 7; validated answers: "
+                 f"{m('dnssec.lookup.validate.secure', count)} of 10 000 secure):\n")
+    lines.append("| client or server | queries/s | spread | p50 | server CPU per answer |")
+    lines.append("|---|---|---|---|---|")
+    for key, text in (("dnssec.lookup.validate", "hostpin lookup --batch, validating, cold"),
+                      ("dnssec.lookup.off", "hostpin lookup --batch, --dnssec off, cold"),
+                      ("dnssec.unbound", "dnsperf through Unbound (validator iterator), cold"),
+                      ("dnssec.stub.cold.validate", "`hostpin serve`, validating, cold"),
+                      ("dnssec.stub.cold.off", "`hostpin serve`, --dnssec off, cold"),
+                      ("dnssec.stub.warm.validate", "`hostpin serve`, validating, warm"),
+                      ("dnssec.stub.warm.off", "`hostpin serve`, --dnssec off, warm")):
+        lines.append(f"| {text} | {m(key + '.qps', qps)} | {spread(key + '.qps', qps)} | {m(key + '.p50us', us)} | "
+                     f"{m(key + '.cpuus', lambda x: f'{x:,.1f} µs')} |")
     lines.append("")
 if notes:
     lines.append("## Notes from this run\n")

@@ -53,9 +53,14 @@ struct CompareCommand: Subcommand {
                                   the same parent, which the trusted side says does not exist;
             known-hijack-address  on the --hijack-list;
             bad-certificate       (--probe-https) it serves no certificate valid for NAME, a trusted
-                                  address does.
+                                  address does;
+            bad-signature         the trusted side validated NAME as secure, and the local answer
+                                  (asked again with DO and CD) carries RRSIGs that fail: changed after
+                                  signing (a local NXDOMAIN or NODATA whose denial fails so, too).
           inconclusive: disjoint (different addresses and nothing above: CDNs answer so), blocked (the
-            local resolver says NXDOMAIN or NODATA for a name that resolves), local-failed.
+            local resolver says NXDOMAIN or NODATA for a name that resolves), local-failed;
+            no-signatures beside them: a secure name's local answer carries no RRSIG at all (local
+            resolvers often strip them: no evidence either way).
           A name under .test, .internal or .local is judged as a public one. When the trusted side
           fails there is nothing to compare against: no verdict, exit 3, and on standard error one
           sentence that starts with the name (`hostpin: NAME: no trusted upstream answered: ...`).

@@ -17,7 +17,8 @@ struct NameComparer: Sendable {
     let handshakeTimeout: Duration
 
     /// Asks both sides for `name` at once; when the local side gives addresses the trusted side did not,
-    /// runs the probes asked for (both at once), then judges.
+    /// runs the probes asked for (all at once), then judges. The signature probe runs whenever the trusted
+    /// answer is secure and the local one differs (other addresses, or NXDOMAIN/NODATA).
     func compare(_ name: HostName) async -> NameComparison {
         async let trustedOutcome = resolve(name, with: trusted)
         async let localOutcome = resolve(name, with: local)
@@ -26,16 +27,31 @@ struct NameComparer: Sendable {
             return NameComparison(name: name, trusted: truth, local: claim, verdict: nil)
         }
         var extra: [IPAddress] = []
-        if case .success(let resolution) = claim { extra = HijackDetector.untrustedAddresses(resolution, trusted: answer) }
+        var negative = false
+        switch claim {
+        case .success(let resolution): extra = HijackDetector.untrustedAddresses(resolution, trusted: answer)
+        case .failure(.nxdomain), .failure(.nodata): negative = true
+        case .failure: break
+        }
         guard !extra.isEmpty else {
+            let signatures = negative ? await signatureProbe(name, trusted: answer) : nil
             return NameComparison(name: name, trusted: truth, local: claim,
-                                  verdict: options.detector.verdict(trusted: answer, local: claim))
+                                  verdict: options.detector.verdict(trusted: answer, local: claim, signatures: signatures))
         }
         async let wildcard = wildcardProbe(beside: name)
         async let certificates = certificateProbe(name, local: extra, trusted: answer.addresses)
+        async let signatures = signatureProbe(name, trusted: answer)
         let verdict = options.detector.verdict(trusted: answer, local: claim, wildcard: await wildcard,
-                                               certificates: await certificates)
+                                               certificates: await certificates, signatures: await signatures)
         return NameComparison(name: name, trusted: truth, local: claim, verdict: verdict)
+    }
+
+    /// The signature probe, when the trusted side validated `name` as secure (only then can a local
+    /// answer's signatures be expected).
+    private func signatureProbe(_ name: HostName, trusted answer: TrustedAnswer) async -> SignatureProbe? {
+        guard case .addresses(let truth) = answer, truth.dnssec == .secure,
+              case .success(let trusted) = trusted, case .success(let local) = local else { return nil }
+        return await SignatureProbe.run(name, family: family, trusted: trusted, local: local)
     }
 
     private func wildcardProbe(beside name: HostName) async -> WildcardProbe? {

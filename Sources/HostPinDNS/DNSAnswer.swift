@@ -9,7 +9,8 @@ struct DNSAnswer: Sendable, Hashable {
     /// DNSSEC validation found the answer secure (RFC 4035 §4.3): the response sets AD for a client that
     /// asked with AD or DO (RFC 6840 §5.8).
     var secure = false
-    /// Why a SERVFAIL is one, for a client that sent EDNS (RFC 8914); `nil` for none.
+    /// Why a SERVFAIL is one, or why an answer is insecure (27, NSEC3 iterations), for a client that sent
+    /// EDNS (RFC 8914); `nil` for none.
     var extendedError: ExtendedDNSError?
 
     init(rcode: DNSResponseCode, records: [DNSRecord] = [], authority: [DNSRecord] = []) {
@@ -54,6 +55,7 @@ struct DNSAnswer: Sendable, Hashable {
                 DNSRecord(owner: owner, ttl: Self.remainingTTL($0.ttl, age: age, ceiling: limits.maximumTTL), data: .address($0.address))
             })
             secure = resolution.dnssec == .secure
+            extendedError = resolution.insecurity.flatMap(ExtendedDNSError.init(insecure:))
         case .negative(let negative):
             let (records, _) = Self.chain(negative.cnames, age: age, ceiling: limits.maximumTTL)
             let authority = negative.soa.map {
@@ -63,6 +65,7 @@ struct DNSAnswer: Sendable, Hashable {
             self.init(rcode: negative.kind == .nxdomain ? .nxdomain : .noerror, records: records,
                       authority: authority.map { [$0] } ?? [])
             secure = negative.dnssec == .secure
+            extendedError = negative.insecurity.flatMap(ExtendedDNSError.init(insecure:))
         }
     }
 

@@ -154,9 +154,10 @@ public struct DNSResponder: Sendable {
         }
         let key = ForwardKey(question: question, checkingDisabled: query.header.checkingDisabled)
         let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-        if let (reply, age, dnssec) = forwardCache.reply(for: question, checkingDisabled: key.checkingDisabled),
-           let relayed = ResponseWriter.relay(reply, to: query, age: age, dnssec: dnssec, limit: limit,
-                                              udpPayloadSize: udpPayloadSize) {
+        if let (reply, age, dnssec, insecurity) = forwardCache.reply(for: question, checkingDisabled: key.checkingDisabled),
+           let relayed = ResponseWriter.relay(reply, to: query, age: age, dnssec: dnssec,
+                                              extendedError: insecurity.flatMap(ExtendedDNSError.init(insecure:)),
+                                              limit: limit, udpPayloadSize: udpPayloadSize) {
             return .ready(Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),
                                 outcome: DNSQueryMetrics.Outcome(forwarded: reply)))
         }
@@ -189,8 +190,9 @@ public struct DNSResponder: Sendable {
                 return write(failure, query.header, query.question, transport)
             }
             let limit = transport.responseLimit(for: query.header, udpPayloadSize: udpPayloadSize)
-            guard let relayed = ResponseWriter.relay(reply.wire, to: query, age: reply.age, dnssec: reply.dnssec, limit: limit,
-                                                     udpPayloadSize: udpPayloadSize) else {
+            guard let relayed = ResponseWriter.relay(reply.wire, to: query, age: reply.age, dnssec: reply.dnssec,
+                                                     extendedError: reply.insecurity.flatMap(ExtendedDNSError.init(insecure:)),
+                                                     limit: limit, udpPayloadSize: udpPayloadSize) else {
                 return write(.servfail, query.header, query.question, transport)
             }
             return Reply(bytes: relayed, type: DNSQueryMetrics.QueryType(query.question),

@@ -26,6 +26,9 @@ struct ExtendedDNSError: Sendable, Hashable {
     static let rrsigsMissing: UInt16 = 10
     /// 12 NSEC Missing (§4.13): a denial or a wildcard expansion without its NSEC/NSEC3 proof.
     static let nsecMissing: UInt16 = 12
+    /// 27 Unsupported NSEC3 Iterations Value (§4.28, RFC 9276 §3.2): the answer is insecure because its
+    /// NSEC3 proof has more iterations than HostPin hashes; it goes with the answer itself, not a SERVFAIL.
+    static let unsupportedNSEC3Iterations: UInt16 = 27
 
     init(infoCode: UInt16, extraText: String) {
         self.infoCode = infoCode
@@ -38,6 +41,15 @@ struct ExtendedDNSError: Sendable, Hashable {
     /// in one place; the reason (RRset, key, problem) as EXTRA-TEXT.
     init(bogus reason: BogusReason) {
         self.init(infoCode: Self.infoCode(of: reason.problem), extraText: reason.description)
+    }
+
+    /// The error for an answer handed out as insecure, when its reason has a code of its own: 27 for NSEC3
+    /// iterations above the limit; `nil` for the other reasons (an unsigned delegation is no error).
+    init?(insecure reason: InsecureReason) {
+        switch reason.cause {
+        case .nsec3Iterations: self.init(infoCode: Self.unsupportedNSEC3Iterations, extraText: reason.detail)
+        case .unsignedDelegation, .optOut, .unsupportedAlgorithm, .noTrustAnchor: return nil
+        }
     }
 
     /// The INFO-CODE that says `problem`; 6 DNSSEC Bogus for every problem without a code of its own

@@ -18,6 +18,8 @@ final class ForwardCache: Sendable {
         let reply: [UInt8]
         /// What validation found for it; `nil` when it was not validated.
         var dnssec: DNSSECStatus? = nil
+        /// Why it is insecure, when it is (``HostPin/ForwardedAnswer/insecurity``).
+        var insecurity: InsecureReason? = nil
         /// Monotonic nanoseconds.
         let storedAt: UInt64
         let expiresAt: UInt64
@@ -86,14 +88,14 @@ final class ForwardCache: Sendable {
     }
 
     /// The reply kept for `question` (asked with CD or not), how long it has been kept, in whole
-    /// seconds, and its DNSSEC status; `nil` when none is kept or it has expired.
+    /// seconds, its DNSSEC status and why it is insecure; `nil` when none is kept or it has expired.
     func reply(for question: ForwardedQuestion, checkingDisabled: Bool = false)
-        -> (reply: [UInt8], age: UInt32, dnssec: DNSSECStatus?)?
+        -> (reply: [UInt8], age: UInt32, dnssec: DNSSECStatus?, insecurity: InsecureReason?)?
     {
         let now = clock.nanoseconds()
         let key = ForwardKey(question: question, checkingDisabled: checkingDisabled)
         guard let entry = state.withLock({ $0.entry(for: key, now: now) }) else { return nil }
-        return (entry.reply, UInt32((now - entry.storedAt) / 1_000_000_000), entry.dnssec)
+        return (entry.reply, UInt32((now - entry.storedAt) / 1_000_000_000), entry.dnssec, entry.insecurity)
     }
 
     /// Keeps `reply`, the forwarder's answer to `question`, for its lifetime (``ReplyLifetime``), at most
@@ -109,7 +111,8 @@ final class ForwardCache: Sendable {
         let lifetime = min(ReplyLifetime.seconds(of: reply, answering: key.question) ?? 0, maximumTTL,
                            answer.secureTTL ?? .max)
         let now = clock.nanoseconds()
-        let entry = Entry(reply: reply, dnssec: answer.dnssec, storedAt: now, expiresAt: now + UInt64(lifetime) * 1_000_000_000)
+        let entry = Entry(reply: reply, dnssec: answer.dnssec, insecurity: answer.insecurity, storedAt: now,
+                          expiresAt: now + UInt64(lifetime) * 1_000_000_000)
         state.withLock { state in
             guard lifetime > 0 else { return state.remove(key) }
             state.insert(entry, for: key, now: now, maximumEntries: maximumEntries, maximumBytes: maximumBytes)

@@ -15,6 +15,8 @@ final class ForwardFlights: Sendable {
         let wire: [UInt8]
         let age: UInt32
         var dnssec: DNSSECStatus? = nil
+        /// Why validation found it insecure, when it did.
+        var insecurity: InsecureReason? = nil
     }
 
     /// The flights running, removed as each completes: no more than the distinct questions (with or
@@ -50,15 +52,16 @@ final class ForwardFlights: Sendable {
         // Unstructured on purpose: the exchange belongs to every waiter (bounded by the forwarder's budget).
         Task {
             let result: Result<Reply, ResolutionError>
-            if let (wire, age, dnssec) = cache.reply(for: question.question, checkingDisabled: question.checkingDisabled) {
+            if let (wire, age, dnssec, insecurity) = cache.reply(for: question.question,
+                                                                 checkingDisabled: question.checkingDisabled) {
                 // Another flight kept this between the caller's miss and taking the lead.
-                result = .success(Reply(wire: wire, age: age, dnssec: dnssec))
+                result = .success(Reply(wire: wire, age: age, dnssec: dnssec, insecurity: insecurity))
             } else {
                 do throws(ResolutionError) {
                     let answer = try await forwarder.forwardValidated(question.question,
                                                                        checkingDisabled: question.checkingDisabled)
                     cache.store(answer, for: question)
-                    result = .success(Reply(wire: answer.reply, age: 0, dnssec: answer.dnssec))
+                    result = .success(Reply(wire: answer.reply, age: 0, dnssec: answer.dnssec, insecurity: answer.insecurity))
                 } catch {
                     result = .failure(error)
                 }

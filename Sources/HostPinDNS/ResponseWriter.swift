@@ -46,10 +46,12 @@ enum ResponseWriter {
     ///     least 0.
     ///   - dnssec: What validation found for it: ``HostPin/DNSSECStatus/secure`` sets AD for a query with
     ///     AD or DO (RFC 6840 §5.8); nothing else does.
+    ///   - extendedError: An Extended DNS Error to add for a client that sent EDNS (RFC 8914): 27 for an
+    ///     answer insecure because of its NSEC3 iterations; `nil` for none.
     /// - Returns: The message; `nil` when `reply` is not a response to this question (it does not read,
     ///   QR is clear, or its question differs), for the caller to answer SERVFAIL.
-    static func relay(_ reply: [UInt8], to query: DNSQuery, age: UInt32 = 0, dnssec: DNSSECStatus? = nil, limit: Int,
-                      udpPayloadSize: UInt16) -> [UInt8]? {
+    static func relay(_ reply: [UInt8], to query: DNSQuery, age: UInt32 = 0, dnssec: DNSSECStatus? = nil,
+                      extendedError: ExtendedDNSError? = nil, limit: Int, udpPayloadSize: UInt16) -> [UInt8]? {
         var parsed: UnsafeMutablePointer<ldns_pkt>?
         let status = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
         guard status == LDNS_STATUS_OK, let source = parsed else { return nil }
@@ -65,7 +67,7 @@ enum ResponseWriter {
         // An extended RCODE needs an OPT record to travel in; a client without EDNS gets SERVFAIL instead.
         if rcode > 15, query.header.edns == nil { rcode = DNSResponseCode.servfail.rawValue }
         let frame = Frame(header: query.header, question: query.question, rcode: rcode, udpPayloadSize: udpPayloadSize,
-                          secure: dnssec == .secure)
+                          secure: dnssec == .secure, extendedError: extendedError)
         let keepsDNSSEC = query.header.dnssecOK
         let askedType = UInt32(query.question.type.rawValue)
         return frame.write(limit: limit) { packet, _ in

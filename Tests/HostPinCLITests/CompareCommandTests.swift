@@ -40,6 +40,8 @@ import Testing
         #expect(result.standardOutput.hasSuffix("""
             reason: disjoint: 127.0.0.66 is not among the trusted addresses (127.0.0.10), and nothing marks it as a \
             hijack: CDNs and load balancers answer differently by place and time
+            reason: no-signatures: the local answer for www.example.test carries no RRSIG, though the trusted side \
+            validated the name as secure: nothing proves it forged, as local resolvers often strip signatures
             verdict: inconclusive
 
             """))

@@ -5,7 +5,8 @@ import Testing
 /// `hostpin compare`, one reason per case: the lab's trusted NSD against a dnsmasq of each test's own
 /// that answers only what the test tells it (`--address=/example.test/` makes every other name under
 /// example.test NXDOMAIN, so the wildcard probe finds nothing unless the test wants it to). The lab is all
-/// loopback, so most cases declare 127.0.0.0/8 ordinary. Nothing here asks the lab's hijacker.
+/// loopback, so most cases declare 127.0.0.0/8 ordinary; bad-signature's case uses a `scripts/fault-dns` in
+/// forge-a mode instead. Nothing here asks the lab's hijacker.
 @Suite struct CompareReasonTests {
     let lab: Lab
     init() throws { lab = try Lab.current() }
@@ -121,6 +122,27 @@ import Testing
         #expect(!result.standardOutput.contains("bad-certificate"))
     }
 
+    /// A resolver that rewrites a signed name's answer but cannot sign it (the lab's fault-dns in forge-a
+    /// mode: the NSD's answer relayed with its A pointed at 127.0.0.66, the RRSIG kept): bad-signature.
+    @Test func aSignedAnswerRewrittenIsABadSignature() async throws {
+        let forger = try await FaultServer(mode: .forgeA, upstream: lab.trustedDNS)
+        defer { forger.stop() }
+        let result = try await HostPinBinary.run(["compare", "www.example.test", "--server", "\(lab.trustedDNS)",
+                                                  "--local", "\(forger.address)"] + Self.loopbackOrdinary)
+        #expect(result.status == 4, "\(result.standardOutput)\(result.standardError)")
+        #expect(result.standardOutput.contains("""
+            local (\(forger.address)): 127.0.0.66
+            reason: bad-signature: the local answer (127.0.0.66) for www.example.test carries signatures that fail \
+            (www.example.test. A
+            """), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("signature does not verify"), "\(result.standardOutput)")
+        #expect(result.standardOutput.hasSuffix("""
+            the trusted side validated the name as secure: the answer was changed after the zone signed it
+            verdict: hijacked
+
+            """), "\(result.standardOutput)")
+    }
+
     @Test func anotherOrdinaryAddressIsInconclusiveAsACDNWouldBe() async throws {
         let local = try await localServer(["www.example.test": "127.0.0.11"])
         let result = try await compare(["www.example.test"], local: local, Self.loopbackOrdinary)
@@ -131,6 +153,8 @@ import Testing
             local (\(local.address)): 127.0.0.11
             reason: disjoint: 127.0.0.11 is not among the trusted addresses (127.0.0.10), and nothing marks it as a \
             hijack: CDNs and load balancers answer differently by place and time
+            reason: no-signatures: the local answer for www.example.test carries no RRSIG, though the trusted side \
+            validated the name as secure: nothing proves it forged, as local resolvers often strip signatures
             verdict: inconclusive
 
             """)
@@ -146,6 +170,8 @@ import Testing
             local (\(local.address)): www.example.test: NXDOMAIN (the name does not exist)
             reason: blocked: the local resolver says www.example.test does not exist (NXDOMAIN), the trusted side \
             resolves it to 127.0.0.10: a filter blocks the name, or its records just changed
+            reason: no-signatures: the local answer for www.example.test carries no RRSIG, though the trusted side \
+            validated the name as secure: nothing proves it forged, as local resolvers often strip signatures
             verdict: inconclusive
 
             """)

@@ -65,8 +65,9 @@ import Glibc
         #expect(upstreams.count == 1 && upstreams.first?["upstream"] as? String == "\(lab.trustedDNS)"
                     && upstreams.first?["status"] as? String == "healthy" && upstreams.first?["route"] is NSNull)
         #expect((status["answers"] as? [String: Any])?["source"] as? String == "dns")
-        // The status counters exist with the endpoint on; validation is off here (the hijacker's answers).
-        #expect(((status["dnssec"] as? [String: Any])?["secure"]) as? Int == 0)
+        // The status counters exist with the endpoint on: the trusted NSD's answers for the two names,
+        // validated by default, are secure (the hijacker's are only compared, never validated).
+        #expect(((status["dnssec"] as? [String: Any])?["secure"]) as? Int == 2)
 
         // The control socket's status is the same document: the same findings, in the same order.
         let json = try await HostPinBinary.run(["ctl", "--control-socket", path, "--json", "status"])

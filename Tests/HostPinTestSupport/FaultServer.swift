@@ -37,6 +37,10 @@ public final class FaultServer: Sendable {
         case truncateOverTCP
         /// SERVFAIL for AAAA queries; every other query relayed as in ``answer``.
         case servfailAAAA
+        /// The answer relayed, every A record of its answer section pointed at `127.0.0.66` and every
+        /// other byte (the RRSIGs included) as relayed: a signed name's answer whose signature no longer
+        /// matches.
+        case forgeA
 
         /// The mode's name on the script's command line and in its log.
         public var name: String {
@@ -54,6 +58,7 @@ public final class FaultServer: Sendable {
             case .rcode15: "rcode-15"
             case .truncateOverTCP: "tc-tcp"
             case .servfailAAAA: "servfail-aaaa"
+            case .forgeA: "forge-a"
             }
         }
     }

@@ -258,12 +258,79 @@ import Testing
         #expect(verdict.description == "hijacked")
     }
 
-    @Test func hijackCodesAreTheFiveEvidenceCodes() {
+    @Test func hijackCodesAreTheSixEvidenceCodes() {
         #expect(HijackReason.Code.allCases.filter(\.isHijack)
-                    == [.specialRange, .nxdomainRewrite, .wildcard, .knownHijackAddress, .badCertificate])
+                    == [.specialRange, .nxdomainRewrite, .wildcard, .knownHijackAddress, .badCertificate, .badSignature])
         #expect(HijackReason.Code.allCases.map(\.rawValue) == ["special-range", "nxdomain-rewrite", "wildcard",
-                                                               "known-hijack-address", "bad-certificate", "disjoint",
-                                                               "blocked", "local-failed"])
+                                                               "known-hijack-address", "bad-certificate",
+                                                               "bad-signature", "disjoint", "blocked", "local-failed",
+                                                               "no-signatures"])
+    }
+
+    // MARK: bad-signature, no-signatures (the signature probe)
+
+    private static func secure(_ addresses: String..., name: String = "www.example.com") -> TrustedAnswer {
+        let plain = resolution(name, addresses, untrusted: false)
+        return .addresses(Resolution(name: plain.name, addresses: plain.addresses, cnames: [], upstream: plain.upstream,
+                                     source: plain.source, receivedAt: plain.receivedAt, dnssec: .secure))
+    }
+
+    private static func signatures(_ finding: SignatureProbe.Finding, name: String = "www.example.com") -> SignatureProbe {
+        SignatureProbe(name: try! HostName.parse(name), finding: finding)
+    }
+
+    private static let forged = BogusReason(rrset: "www.example.com. A", keyTag: 4242,
+                                            problem: .signatureInvalid("crypto"))
+
+    @Test func failingSignaturesForASecureNameAreHijacked() {
+        let verdict = HijackDetector().verdict(trusted: Self.secure(Self.site), local: Self.local(Self.adServer),
+                                               signatures: Self.signatures(.badSignatures(Self.forged)))
+        #expect(Self.codes(verdict) == [.badSignature])
+        #expect(verdict.description == "hijacked")
+        #expect(verdict.reasons.first?.detail.contains("45.33.32.156") == true)
+        #expect(verdict.reasons.first?.detail.contains("does not verify") == true)
+    }
+
+    @Test func failingSignaturesOnALocalDenialOfASecureNameAreHijacked() {
+        let name = try! HostName.parse("www.example.com")
+        let verdict = HijackDetector().verdict(trusted: Self.secure(Self.site), local: .failure(.nxdomain(name)),
+                                               signatures: Self.signatures(.badSignatures(Self.forged)))
+        #expect(Self.codes(verdict) == [.badSignature])
+        #expect(verdict.description == "hijacked")
+    }
+
+    @Test func noSignaturesForASecureNameIsOnlyInconclusive() {
+        let verdict = HijackDetector().verdict(trusted: Self.secure(Self.site), local: Self.local(Self.adServer),
+                                               signatures: Self.signatures(.unsigned))
+        #expect(Self.codes(verdict) == [.disjoint, .noSignatures])
+        #expect(verdict.description == "inconclusive")
+        let name = try! HostName.parse("www.example.com")
+        let blocked = HijackDetector().verdict(trusted: Self.secure(Self.site), local: .failure(.nodata(name, .any)),
+                                               signatures: Self.signatures(.unsigned))
+        #expect(Self.codes(blocked) == [.blocked, .noSignatures])
+    }
+
+    @Test func signaturesCountOnlyWhenTheTrustedAnswerIsSecure() {
+        // Not validated (or insecure) on the trusted side: no zone known signed, the probe is no evidence.
+        let verdict = HijackDetector().verdict(trusted: Self.trusted(Self.site), local: Self.local(Self.adServer),
+                                               signatures: Self.signatures(.badSignatures(Self.forged)))
+        #expect(Self.codes(verdict) == [.disjoint])
+        let unsigned = HijackDetector().verdict(trusted: Self.trusted(Self.site), local: Self.local(Self.adServer),
+                                                signatures: Self.signatures(.unsigned))
+        #expect(Self.codes(unsigned) == [.disjoint])
+    }
+
+    @Test(arguments: [SignatureProbe.Finding.valid(.secure), .valid(.insecure), .unchecked("no reply")])
+    func otherFindingsAddNothing(finding: SignatureProbe.Finding) {
+        let verdict = HijackDetector().verdict(trusted: Self.secure(Self.site), local: Self.local(Self.adServer),
+                                               signatures: Self.signatures(finding))
+        #expect(Self.codes(verdict) == [.disjoint])
+    }
+
+    @Test func badSignaturesJoinOtherEvidenceInCodeOrder() {
+        let verdict = HijackDetector().verdict(trusted: Self.secure(Self.site), local: Self.local("10.0.0.1"),
+                                               signatures: Self.signatures(.badSignatures(Self.forged)))
+        #expect(Self.codes(verdict) == [.specialRange, .badSignature])
     }
 
     // MARK: answers without a trusted one (the untrusted fallback)

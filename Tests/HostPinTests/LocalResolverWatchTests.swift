@@ -81,6 +81,28 @@ import Testing
         await watch.stop()
     }
 
+    /// A local resolver that rewrites a signed answer but keeps its RRSIG (fault-dns forge-a): the watch's
+    /// signature probe makes it bad-signature, hijacked and reported — without it, 127.0.0.66 on loopback
+    /// (ordinary here) would only be disjoint.
+    @Test func aRewrittenSignedAnswerIsReportedAsABadSignature() async throws {
+        let forger = try await FaultServer(mode: .forgeA, upstream: lab.trustedDNS)
+        defer { forger.stop() }
+        let trusted = try trusted()
+        let cache = CachingResolver(upstream: trusted)
+        let reports = Mutex<[HijackReport]>([])
+        let watch = LocalResolverWatch(local: try UntrustedResolver(server: forger.address), trusted: cache,
+                                       configuration: Self.configuration, clock: ManualClock()) { report in
+            reports.withLock { $0.append(report) }
+        }
+        let outcome = try await cache.resolveDetailed(HostName.parse("www.example.test"), family: .v4)
+        #expect(watch.offer(outcome, family: .v4) == .queued)
+        try await Self.waitForComparisons(watch, 1)
+        #expect(watch.statistics.hijacked == 1, "\(watch.statistics)")
+        let reported = reports.withLock { $0 }
+        #expect(reported.map { $0.reasons.map(\.code) } == [[.badSignature]])
+        await watch.stop()
+    }
+
     @Test func theLocalResolverIsAskedAtMostOncePerNamePerIntervalAndOncePerSecondOverall() async throws {
         // The local side relays to the trusted NSD (every verdict consistent) and logs what it is asked.
         let local = try await FaultServer(upstream: lab.trustedDNS)

@@ -112,15 +112,18 @@ struct CacheShard {
         /// other statuses are flag bits of the node (``Node/dnssecMask``), and a negative answer keeps its
         /// own in ``negative``.
         let dnssec: DNSSECStatus?
+        /// A positive answer's reason for being insecure, when it has one (``Resolution/insecurity``).
+        let insecurity: InsecureReason?
 
         init(more: [ResolvedAddress], cnames: [CNAMERecord], negative: NegativeAnswer?, upstream: Upstream?,
-             longName: String?, dnssec: DNSSECStatus? = nil) {
+             longName: String?, dnssec: DNSSECStatus? = nil, insecurity: InsecureReason? = nil) {
             self.more = more
             self.cnames = cnames
             self.negative = negative
             self.upstream = upstream
             self.longName = longName
             self.dnssec = dnssec
+            self.insecurity = insecurity
         }
     }
 
@@ -469,9 +472,10 @@ struct CacheShard {
             var bogus: DNSSECStatus?
             if case .bogus = resolution.dnssec { bogus = resolution.dnssec }
             if !more.isEmpty || !resolution.cnames.isEmpty || (index == nil && resolution.upstream != nil) || longName != nil
-                || bogus != nil {
+                || bogus != nil || resolution.insecurity != nil {
                 node.rare = Rare(more: more, cnames: resolution.cnames, negative: nil,
-                                 upstream: index == nil ? resolution.upstream : nil, longName: longName, dnssec: bogus)
+                                 upstream: index == nil ? resolution.upstream : nil, longName: longName, dnssec: bogus,
+                                 insecurity: resolution.insecurity)
             }
         case .negative(let negative):
             node.receivedAt = negative.receivedAt.timeIntervalSinceReferenceDate
@@ -537,8 +541,10 @@ struct CacheShard {
                 return Resolution(name: name, addresses: [first], cnames: [], upstream: upstream, source: .cache,
                                   receivedAt: receivedAt, dnssec: status)
             }
-            return Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
-                              source: .cache, receivedAt: receivedAt, dnssec: rare.dnssec ?? status)
+            var resolution = Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
+                                        source: .cache, receivedAt: receivedAt, dnssec: rare.dnssec ?? status)
+            resolution.insecurity = rare.insecurity
+            return resolution
         }
     }
 

@@ -2,8 +2,9 @@
 /// ``HijackVerdict`` with ``HijackReason``s.
 ///
 /// Pure: it sends nothing. Its inputs are what the caller collected — the trusted answer, the local
-/// outcome and, when it ran them, the ``WildcardProbe`` and the ``CertificateProbe`` — and its settings:
-/// the ranges that count as ordinary despite RFC 6890, and the known hijack addresses.
+/// outcome and, when it ran them, the ``WildcardProbe``, the ``CertificateProbe`` and the
+/// ``SignatureProbe`` — and its settings: the ranges that count as ordinary despite RFC 6890, and the
+/// known hijack addresses.
 ///
 /// Only local addresses the trusted side did not give are evidence. Among those:
 /// - `special-range`: any in a special-purpose block (``specialPurposeBlock(of:)``) while no trusted
@@ -13,11 +14,16 @@
 ///   says does not exist (or has no address; a trusted answer there is a real wildcard record);
 /// - `known-hijack-address`: one on the list;
 /// - `bad-certificate`: one serving a certificate not valid for the name, while a trusted address
-///   serves a valid one.
+///   serves a valid one;
+/// - `bad-signature`: the local answer carries RRSIGs that fail (``SignatureProbe/Finding/badSignatures(_:)``)
+///   while the trusted answer is secure — the zone is signed, and the answer was changed after signing.
+///   This one also judges a local NXDOMAIN or NODATA whose denial fails so.
 ///
 /// Any of these makes the verdict `hijacked`. Without one, different addresses are `inconclusive`
 /// (`disjoint`: CDNs and load balancers answer differently by place and time), as are a local NXDOMAIN
-/// or NODATA for a name the trusted side resolves (`blocked`) and a local failure (`local-failed`).
+/// or NODATA for a name the trusted side resolves (`blocked`) and a local failure (`local-failed`). A
+/// local answer without any RRSIG for a secure name adds `no-signatures` to an inconclusive verdict and
+/// nothing more: local resolvers often strip signatures from honest answers.
 /// Every local address trusted, or no address on either side, is `consistent`.
 ///
 /// A name's TLD changes nothing: a name under `.test`, `.internal` or `.local` is judged as a public
@@ -55,17 +61,22 @@ public struct HijackDetector: Sendable, Hashable {
     ///   - local: The local resolver's outcome for the same name and family.
     ///   - wildcard: The wildcard probe, when it ran.
     ///   - certificates: The HTTPS probe, when it ran.
+    ///   - signatures: The signature probe, when it ran.
     public func verdict(trusted: TrustedAnswer, local: Result<Resolution, ResolutionError>,
-                        wildcard: WildcardProbe? = nil, certificates: CertificateProbe? = nil) -> HijackVerdict {
+                        wildcard: WildcardProbe? = nil, certificates: CertificateProbe? = nil,
+                        signatures: SignatureProbe? = nil) -> HijackVerdict {
         let claim: Resolution
         switch local {
         case .success(let resolution):
             claim = resolution
         case .failure(let error):
             if case .addresses(let truth) = trusted, let negative = Self.negative(error) {
+                if let reason = Self.badSignature(signatures, trusted: trusted, what: "denial (\(negative))") {
+                    return .hijacked([reason])
+                }
                 return .inconclusive([HijackReason(.blocked, "the local resolver says \(truth.name) \(negative), the "
                     + "trusted side resolves it to \(Self.list(truth.ipAddresses)): a filter blocks the name, or its "
-                    + "records just changed")])
+                    + "records just changed")] + Self.noSignatures(signatures, trusted: trusted))
             }
             if Self.negative(error) != nil { return .consistent }
             return .inconclusive([HijackReason(.localFailed, "the local resolver gave no answer (\(Self.failure(error))): "
@@ -85,11 +96,35 @@ public struct HijackDetector: Sendable, Hashable {
         if let certificates, let reason = Self.badCertificate(extra, name: claim.name, probe: certificates) {
             reasons.append(reason)
         }
+        if let reason = Self.badSignature(signatures, trusted: trusted, what: "answer (\(Self.list(extra)))") {
+            reasons.append(reason)
+        }
         if !reasons.isEmpty { return .hijacked(reasons) }
         let trustedText = trusted.addresses.isEmpty ? "the trusted side gives none" : Self.list(trusted.addresses)
         return .inconclusive([HijackReason(.disjoint, "\(Self.list(extra)) \(extra.count == 1 ? "is" : "are") not among "
             + "the trusted addresses (\(trustedText)), and nothing marks \(extra.count == 1 ? "it" : "them") as a "
-            + "hijack: CDNs and load balancers answer differently by place and time")])
+            + "hijack: CDNs and load balancers answer differently by place and time")]
+            + Self.noSignatures(signatures, trusted: trusted))
+    }
+
+    /// The trusted answer's name when it is secure: the zone is signed, so a local answer must be too.
+    private static func signedName(_ trusted: TrustedAnswer) -> HostName? {
+        guard case .addresses(let truth) = trusted, truth.dnssec == .secure else { return nil }
+        return truth.name
+    }
+
+    /// `bad-signature` when the probe found the local `what`'s RRSIGs failing for a secure name.
+    private static func badSignature(_ probe: SignatureProbe?, trusted: TrustedAnswer, what: String) -> HijackReason? {
+        guard let probe, case .badSignatures(let reason) = probe.finding, let name = signedName(trusted) else { return nil }
+        return HijackReason(.badSignature, "the local \(what) for \(name) carries signatures that fail (\(reason)), "
+            + "and the trusted side validated the name as secure: the answer was changed after the zone signed it")
+    }
+
+    /// `no-signatures` (for an inconclusive verdict) when the probe found no RRSIG for a secure name.
+    private static func noSignatures(_ probe: SignatureProbe?, trusted: TrustedAnswer) -> [HijackReason] {
+        guard let probe, probe.finding == .unsigned, let name = signedName(trusted) else { return [] }
+        return [HijackReason(.noSignatures, "the local answer for \(name) carries no RRSIG, though the trusted side "
+            + "validated the name as secure: nothing proves it forged, as local resolvers often strip signatures")]
     }
 
     /// The hijack reasons against an answer that no trusted answer vouches for (the opted-in untrusted

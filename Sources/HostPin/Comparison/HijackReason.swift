@@ -17,6 +17,9 @@ public struct HijackReason: Sendable, Hashable, CustomStringConvertible {
         /// A local address serves a certificate not valid for the name, while a trusted address serves a
         /// valid one (RFC 6125 §6).
         case badCertificate = "bad-certificate"
+        /// The local answer carries RRSIGs that fail for a zone the trusted side validated as signed
+        /// (RFC 4035 §5.3): it was changed after the zone signed it (``SignatureProbe``).
+        case badSignature = "bad-signature"
         /// The local addresses are not among the trusted ones, and nothing above marks them: different
         /// but ordinary public addresses, as CDNs and load balancers give.
         case disjoint
@@ -25,13 +28,16 @@ public struct HijackReason: Sendable, Hashable, CustomStringConvertible {
         case blocked
         /// The local resolver gave no answer (timeout, SERVFAIL, REFUSED): nothing to compare.
         case localFailed = "local-failed"
+        /// The local answer carries no RRSIG at all for a zone the trusted side validated as signed:
+        /// evidence of nothing, as many local resolvers strip signatures from honest answers too.
+        case noSignatures = "no-signatures"
 
         /// Whether the code is evidence of a hijack (the verdict is then ``HijackVerdict/hijacked(_:)``);
         /// the others only explain an ``HijackVerdict/inconclusive(_:)``.
         public var isHijack: Bool {
             switch self {
-            case .specialRange, .nxdomainRewrite, .wildcard, .knownHijackAddress, .badCertificate: true
-            case .disjoint, .blocked, .localFailed: false
+            case .specialRange, .nxdomainRewrite, .wildcard, .knownHijackAddress, .badCertificate, .badSignature: true
+            case .disjoint, .blocked, .localFailed, .noSignatures: false
             }
         }
     }

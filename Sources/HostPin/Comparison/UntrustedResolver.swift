@@ -6,7 +6,7 @@ import Foundation
 public final class UntrustedResolver: HostResolver {
     /// The server queried; `nil` for the system's configured resolvers (read by c-ares at start, never written).
     public let server: Upstream?
-    private let transport: any UpstreamTransport
+    let transport: any UpstreamTransport
 
     /// Creates a resolver for `server`, or for the system's configured resolvers when `server` is `nil`.
     ///

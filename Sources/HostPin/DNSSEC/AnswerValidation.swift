@@ -48,7 +48,7 @@ package struct AnswerValidation: Sendable {
     /// the zone that holds the name.
     private var verifiedSigners: [Int: WireName] = [:]
     /// Why the chain's RRsets found insecure so far are, by position.
-    private var insecurePositions: [Int: String] = [:]
+    private var insecurePositions: [Int: InsecureReason] = [:]
     /// The DNSKEY sets validated so far in this resolution, by zone apex.
     package private(set) var zoneKeys: [WireName: ZoneKeys]
     /// The DNSKEY sets this resolution settled itself (not those handed in), for a ``KeyCache`` to keep.
@@ -117,7 +117,7 @@ package struct AnswerValidation: Sendable {
             chain += authority.filter { $0.type == DNSSECRecord.Kind.nsec3 && $0.records.allSatisfy { NSEC3Record($0)?.hashAlgorithm == 1 } }
         }
         var ttls = SecureTTLs()
-        var insecurity: String?
+        var insecurity: InsecureReason?
         for (position, rrset) in chain.enumerated() {
             if let known = verifiedTTLs[position] {
                 ttls.add(known, owner: rrset.owner, type: rrset.type)
@@ -166,8 +166,9 @@ package struct AnswerValidation: Sendable {
                         case .proven: break
                         case .optOut, .iterationsAboveLimit:
                             let why = proof == .optOut
-                                ? "\(rrset.owner) is a wildcard expansion in an NSEC3 opt-out span (RFC 5155 §9.2)"
-                                : "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof"
+                                ? InsecureReason(.optOut, "\(rrset.owner) is a wildcard expansion in an NSEC3 opt-out span (RFC 5155 §9.2)")
+                                : InsecureReason(.nsec3Iterations,
+                                                 "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) in \(signer)'s wildcard proof")
                             insecurity = insecurity ?? why
                             insecurePositions[position] = why
                             continue
@@ -206,11 +207,11 @@ package struct AnswerValidation: Sendable {
                 ? DenialProof.provesNODATA(name: end, type: questionType, nsec3s: nsec3s)
                 : DenialProof.provesNXDOMAIN(name: end, nsec3s: nsec3s)
             if nsec3Proof == .optOut {
-                return .verdict(.insecure(why: "\(end) is denied through an NSEC3 opt-out span (RFC 5155 §9.2)"))
+                return .verdict(.insecure(why: InsecureReason(.optOut, "\(end) is denied through an NSEC3 opt-out span (RFC 5155 §9.2)")))
             }
             let proven = nsecProof || nsec3Proof == .proven
             if !proven, nsecs.isEmpty, !nsec3s.isEmpty, nsec3s.allSatisfy({ $0.iterations > NSEC3Record.maxIterations }) {
-                return .verdict(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)"))
+                return .verdict(.insecure(why: InsecureReason(.nsec3Iterations, "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276)")))
             }
             guard proven else {
                 return .verdict(.bogus(BogusReason(rrset: "\(end) \(RRset.typeName(questionType))", problem: .denialMissing)))
@@ -233,7 +234,7 @@ package struct AnswerValidation: Sendable {
     /// reached inside a signed zone (`.secure`: the RRset should have been signed). A signed DS on the
     /// way makes that name the zone the walk goes on in.
     private mutating func unsignedDelegation(above rrset: RRset) -> KeyLookup {
-        guard let anchor = anchors.closest(to: rrset.owner) else { return .known(.insecure(why: "no trust anchor")) }
+        guard let anchor = anchors.closest(to: rrset.owner) else { return .known(.insecure(why: InsecureReason(.noTrustAnchor, "no trust anchor"))) }
         var zone = anchor.zone
         var depth = zone.labelCount + 1
         while depth <= rrset.owner.labelCount {
@@ -249,10 +250,13 @@ package struct AnswerValidation: Sendable {
             case .ds: zone = name
             case .noCut: break
             case .insecureDelegation(.nsec3OptOut):
-                return .known(.insecure(why: "\(name) is in an opt-out span without DS (\(NoDSProof.Proof.nsec3OptOut))"))
-            case .insecureDelegation(let proof): return .known(.insecure(why: "\(name) is delegated without DS (\(proof))"))
+                return .known(.insecure(why: InsecureReason(.optOut,
+                                                            "\(name) is in an opt-out span without DS (\(NoDSProof.Proof.nsec3OptOut))")))
+            case .insecureDelegation(let proof):
+                return .known(.insecure(why: InsecureReason(.unsignedDelegation, "\(name) is delegated without DS (\(proof))")))
             case .iterationsAboveLimit:
-                return .known(.insecure(why: "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) at \(name)"))
+                return .known(.insecure(why: InsecureReason(.nsec3Iterations,
+                                                            "NSEC3 iterations above \(NSEC3Record.maxIterations) (RFC 9276) at \(name)")))
             case .bogus(let reason): return .known(.bogus(reason))
             }
             depth += 1

@@ -4,7 +4,7 @@ package enum DNSSECVerdict: Sendable, Hashable, CustomStringConvertible {
     /// at most its `ttls` (capped by its signature's original TTL and expiry).
     case secure(SecureTTLs)
     /// A signed proof (or an unsupported algorithm) shows the zone is not signed; `why` says which.
-    case insecure(why: String)
+    case insecure(why: InsecureReason)
     /// Anything else under a trust anchor.
     case bogus(BogusReason)
     /// No trust anchor covers the name; treated as insecure.

@@ -5,7 +5,7 @@ package enum ZoneKeys: Sendable, Hashable {
     case secure(keys: [DNSSECRecord], ttl: UInt32)
     /// The zone is proven unsigned or signed only with algorithms HostPin does not support: its
     /// answers are insecure (RFC 4035 §5.2). `why` says which.
-    case insecure(why: String)
+    case insecure(why: InsecureReason)
     /// The chain to the zone is broken: every answer below it is bogus.
     case bogus(BogusReason)
 
@@ -31,7 +31,8 @@ package enum ZoneKeys: Sendable, Hashable {
             if ds.contains(where: { DSData($0.rdata) == nil }) {
                 return .bogus(BogusReason(rrset: "\(zone) DS", problem: .malformedDS))
             }
-            return .insecure(why: "\(zone): no DS or anchor with a supported algorithm and digest type")
+            return .insecure(why: InsecureReason(.unsupportedAlgorithm,
+                                                 "\(zone): no DS or anchor with a supported algorithm and digest type"))
         }
         let subject = dnskeys ?? RRset(owner: zone, type: DNSSECRecord.Kind.dnskey, records: [])
         guard let dnskeys, !dnskeys.records.isEmpty else { return .bogus(BogusReason(subject, problem: .dnskeyMissing)) }

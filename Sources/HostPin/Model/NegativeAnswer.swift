@@ -39,6 +39,10 @@ public struct NegativeAnswer: Sendable, Hashable {
     /// What DNSSEC validation found for the denial and its NSEC/NSEC3 proof (RFC 4035 §5.4); `nil` when it
     /// was not validated (``DNSSECMode/off``, special-use names, literals).
     public let dnssec: DNSSECStatus?
+    /// Why validation found the denial insecure, when it did (``DNSSECStatus/insecure``); `nil` otherwise.
+    /// Only a reason a client is told of is kept (``InsecureReason/told``: NSEC3 iterations, which
+    /// the stub reports as Extended DNS Error 27, RFC 9276 §3.2).
+    package var insecurity: InsecureReason?
 
     public init(name: HostName, family: AddressFamily, kind: Kind, cnames: [CNAMERecord], soa: SOARecord?,
                 upstream: Upstream?, source: Resolution.Source, receivedAt: Date, dnssec: DNSSECStatus? = nil) {
@@ -71,7 +75,9 @@ public struct NegativeAnswer: Sendable, Hashable {
 
     /// The same answer marked as coming from `source`.
     func from(_ source: Resolution.Source) -> NegativeAnswer {
-        NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames, soa: soa, upstream: upstream,
-                       source: source, receivedAt: receivedAt, dnssec: dnssec)
+        var copy = NegativeAnswer(name: name, family: family, kind: kind, cnames: cnames, soa: soa, upstream: upstream,
+                                  source: source, receivedAt: receivedAt, dnssec: dnssec)
+        copy.insecurity = insecurity
+        return copy
     }
 }

@@ -54,6 +54,10 @@ public struct Resolution: Sendable, Hashable {
     /// What DNSSEC validation found for the answer (RFC 4035 §4.3); `nil` when it was not validated
     /// (``DNSSECMode/off``, IP literals, pins).
     public let dnssec: DNSSECStatus?
+    /// Why validation found the answer insecure, when it did (``DNSSECStatus/insecure``); `nil` otherwise.
+    /// Only a reason a client is told of is kept (``InsecureReason/told``: NSEC3 iterations, which
+    /// the stub reports as Extended DNS Error 27, RFC 9276 §3.2).
+    package var insecurity: InsecureReason?
 
     /// Creates a resolution; `ttl` is computed as the minimum over `cnames` and `addresses`.
     public init(name: HostName, addresses: [ResolvedAddress], cnames: [CNAMERecord], upstream: Upstream?,
@@ -79,15 +83,19 @@ public struct Resolution: Sendable, Hashable {
 
     /// The same answer marked as coming from `source`.
     func from(_ source: Source) -> Resolution {
-        Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream, source: source,
-                   receivedAt: receivedAt, dnssec: dnssec)
+        var copy = Resolution(name: name, addresses: addresses, cnames: cnames, upstream: upstream, source: source,
+                              receivedAt: receivedAt, dnssec: dnssec)
+        copy.insecurity = insecurity
+        return copy
     }
 
     /// The same answer served stale (RFC 8767 §4): source ``Source/stale``, every record's TTL `ttl`.
     func stale(ttl: UInt32) -> Resolution {
-        Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: ttl) },
-                   cnames: cnames.map { CNAMERecord(alias: $0.alias, target: $0.target, ttl: ttl) },
-                   upstream: upstream, source: .stale, receivedAt: receivedAt, dnssec: dnssec)
+        var copy = Resolution(name: name, addresses: addresses.map { ResolvedAddress(address: $0.address, ttl: ttl) },
+                              cnames: cnames.map { CNAMERecord(alias: $0.alias, target: $0.target, ttl: ttl) },
+                              upstream: upstream, source: .stale, receivedAt: receivedAt, dnssec: dnssec)
+        copy.insecurity = insecurity
+        return copy
     }
 
     /// The answer for an IP literal or for `localhost` (RFC 6761 §6.3: 127.0.0.1 and ::1), made without a

@@ -13,6 +13,9 @@ public struct ForwardedAnswer: Sendable, Hashable {
     /// For a secure answer, the seconds it may be kept at most (every signature's original TTL and expiry,
     /// RFC 4035 §5.3.3); the reply's own TTLs are not rewritten. `nil` otherwise.
     public let secureTTL: UInt32?
+    /// Why validation found the reply insecure, when it did; `nil` otherwise. The stub reads it for
+    /// Extended DNS Error 27 (RFC 9276 §3.2).
+    package var insecurity: InsecureReason?
 
     public init(reply: [UInt8], dnssec: DNSSECStatus? = nil, secureTTL: UInt32? = nil) {
         self.reply = reply

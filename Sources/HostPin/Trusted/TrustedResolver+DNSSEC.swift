@@ -40,7 +40,7 @@ extension TrustedResolver {
                                  mode: DNSSECMode) -> Outcome {
         switch verdict {
         case .secure(let ttls): return marked(outcome, .secure, ttls: ttls)
-        case .insecure: return marked(outcome, .insecure, ttls: nil)
+        case .insecure(let why): return marked(outcome, .insecure, ttls: nil, insecurity: why.told)
         case .indeterminate: return marked(outcome, .indeterminate, ttls: nil)
         case .bogus(let reason):
             guard mode == .validate else { return marked(outcome, .bogus(reason), ttls: nil) }
@@ -56,17 +56,27 @@ extension TrustedResolver {
         }
     }
 
-    /// `outcome` carrying `status`, each RRset's TTL at most its verified TTL in `ttls`.
-    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttls: SecureTTLs?) -> Outcome {
+    /// `outcome` carrying `status` (and `insecurity`, an insecure verdict's reason), each RRset's TTL at
+    /// most its verified TTL in `ttls`.
+    private static func marked(_ outcome: Outcome, _ status: DNSSECStatus, ttls: SecureTTLs?,
+                               insecurity: InsecureReason? = nil) -> Outcome {
         switch outcome {
         case .answered(let received):
             switch received.answer {
-            case .addresses(let resolution): .answered(.received(resolution.validated(status, ttls: ttls)))
-            case .negative(let negative): .answered(.received(negative.validated(status, ttls: ttls)))
+            case .addresses(let resolution):
+                var validated = resolution.validated(status, ttls: ttls)
+                validated.insecurity = insecurity
+                return .answered(.received(validated))
+            case .negative(let negative):
+                var validated = negative.validated(status, ttls: ttls)
+                validated.insecurity = insecurity
+                return .answered(.received(validated))
             }
         case .failed(let failure, let partial):
-            .failed(failure, partial: partial?.validated(status, ttls: ttls))
-        case .cancelled: outcome
+            var validated = partial?.validated(status, ttls: ttls)
+            validated?.insecurity = insecurity
+            return .failed(failure, partial: validated)
+        case .cancelled: return outcome
         }
     }
 

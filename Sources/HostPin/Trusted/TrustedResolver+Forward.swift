@@ -99,7 +99,10 @@ extension TrustedResolver {
             switch verdict {
             case nil: completion(.cancelled)
             case .secure(let ttls): completion(.answer(ForwardedAnswer(reply: reply, dnssec: .secure, secureTTL: ttls.shortest)))
-            case .insecure: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .insecure)))
+            case .insecure(let why):
+                var answer = ForwardedAnswer(reply: reply, dnssec: .insecure)
+                answer.insecurity = why.told
+                completion(.answer(answer))
             case .indeterminate: completion(.answer(ForwardedAnswer(reply: reply, dnssec: .indeterminate)))
             case .bogus(let reason):
                 completion(mode == .validate ? .failed(.dnssecBogus(reason))

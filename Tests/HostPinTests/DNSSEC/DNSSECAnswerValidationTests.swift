@@ -120,7 +120,7 @@ import Testing
         let (lab, anchors) = try LabZones.current()
         var validation = try validation("www.unsigned.test", lab: lab, anchors: anchors)
         let (verdict, requests) = lab.run(&validation)
-        #expect(verdict == .insecure(why: "unsigned.test. is delegated without DS (signed NSEC3)"))
+        #expect(verdict == .insecure(why: InsecureReason(.unsignedDelegation, "unsigned.test. is delegated without DS (signed NSEC3)")))
         #expect(requests.map(\.description) == [". DNSKEY", "test. DS", "test. DNSKEY", "unsigned.test. DS"])
     }
 
@@ -131,7 +131,7 @@ import Testing
         #expect(!lab.nsec3s(in: try #require(WireName("optout.test"))).contains { $0.matches(child) })
         var validation = try validation("www.child.optout.test", lab: lab, anchors: anchors)
         #expect(lab.run(&validation).verdict
-            == .insecure(why: "child.optout.test. is in an opt-out span without DS (signed NSEC3 with opt-out)"))
+            == .insecure(why: InsecureReason(.optOut, "child.optout.test. is in an opt-out span without DS (signed NSEC3 with opt-out)")))
     }
 
     @Test func unsignedChildUnderNSEC3WhoseProofIsForgedIsBogus() throws {
@@ -211,7 +211,7 @@ import Testing
         let (lab, anchors) = try LabZones.current()
         var validation = try validation("www.unsigned.example.test", lab: lab, anchors: anchors)
         let (verdict, requests) = lab.run(&validation)
-        #expect(verdict == .insecure(why: "unsigned.example.test. is delegated without DS (signed NSEC)"))
+        #expect(verdict == .insecure(why: InsecureReason(.unsignedDelegation, "unsigned.example.test. is delegated without DS (signed NSEC)")))
         #expect(requests.map(\.description) == [
             ". DNSKEY", "test. DS", "test. DNSKEY", "example.test. DS", "example.test. DNSKEY", "unsigned.example.test. DS",
         ])
@@ -314,7 +314,8 @@ import Testing
         let line = "0123456789abcdefghijklmnopqrstuv.bad.test. 60 IN NSEC3 1 0 151 - 0123456789abcdefghijklmnopqrstuv A RRSIG"
         let verdict = try wildcardExpansion(proof: [line])
         guard case .insecure(let why)? = verdict else { Issue.record("\(String(describing: verdict))"); return }
-        #expect(why.contains("150"))
+        #expect(why.cause == .nsec3Iterations)
+        #expect(why.detail.contains("150"))
         // Unsigned, the same record proves nothing: bogus, never a downgrade.
         guard case .bogus(let reason)? = try wildcardExpansion(proof: [line], signed: false) else { Issue.record("not bogus"); return }
         #expect(reason.problem == .wildcardWithoutProof)
