@@ -23,9 +23,30 @@ public protocol HostResolver: Sendable {
     ///
     /// - Throws: ``ResolutionError`` for every failure but `.nxdomain` and `.nodata`.
     func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome
+
+    /// Whether `name`, of a special-use zone that may be routed (``SpecialUseName/mayBeRouted``: the
+    /// reverse zones, `home.arpa`), goes to a route's upstreams (``RouteTable``) instead of being answered
+    /// locally; asked only for such names, never on a cache hit of any other. The default is false.
+    func routesSpecialUse(_ name: HostName) -> Bool
+
+    /// Whether `name`'s route lets it resolve to private and other special-purpose addresses
+    /// (``Route/allowPrivate``): the rebinding guard of the proxy and the interceptor asks, only for an
+    /// answer it would refuse. The default is false: a name outside every route never may.
+    func allowsPrivateAddresses(for name: HostName) -> Bool
+
+    /// Whether an expired answer for `name` may be served stale (RFC 8767) when the cache's policy
+    /// allows it: false for a route that says so (``Route/serveStale``). Asked only on the way to a stale
+    /// answer. The default is true.
+    func servesStale(_ name: HostName) -> Bool
 }
 
 extension HostResolver {
+    public func routesSpecialUse(_ name: HostName) -> Bool { false }
+
+    public func allowsPrivateAddresses(for name: HostName) -> Bool { false }
+
+    public func servesStale(_ name: HostName) -> Bool { true }
+
     public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
         -> ResolutionOutcome
     {

@@ -10,7 +10,7 @@ struct CompareCommand: Subcommand {
     static let abstract = "Compare the trusted answer with the local resolver's; give a hijack verdict and its reasons."
     static let usage = "hostpin compare NAME... | --batch FILE|- [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
-        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... "
         + "[--local IP:PORT] [--hijack-list FILE] [--ordinary CIDR]... "
         + "[--no-probe] [--probe-https [--https-port PORT]] [--family 4|6|any] [--timeout SECONDS] [--json]"
     /// Names compared at once from a batch (each with its probes).

@@ -56,7 +56,7 @@ enum ConfigManualPage {
                       + "changes nothing."),
             ".SH KEYS",
             Roff.text("The top-level object holds the sections " + ConfigSchema.sections.joined(separator: ", ")
-                      + ", and rules. Each key below is written section.key; its default is the value in force when "
+                      + ", and routes and rules. Each key below is written section.key; its default is the value in force when "
                       + "it is absent."),
         ]
         var section = ""
@@ -67,7 +67,7 @@ enum ConfigManualPage {
                 lines.append(".SS " + Roff.argument(section))
             } else if parts.count == 1 {
                 section = parts[0]
-                lines.append(".SS " + Roff.argument("rules (top level)"))
+                lines.append(".SS " + Roff.argument("\(section) (top level)"))
             }
             let commands = order.filter { key.commands.contains($0) }.joined(separator: ", ")
             var facts: [String] = []

@@ -29,8 +29,10 @@ enum ControlReplyText {
         case .upstreams:
             guard case .array(let items)? = fields["upstreams"] else { return [] }
             return items.compactMap { item in
-                guard case .object(let upstream) = item, case .string(let name)? = upstream["upstream"],
+                guard case .object(let upstream) = item, case .string(let server)? = upstream["upstream"],
                       case .string(let status)? = upstream["status"] else { return nil }
+                // A route's upstream (split DNS) says which domains it serves.
+                let name = if case .string(let route)? = upstream["route"] { "\(server) (route \(route))" } else { server }
                 let failures = number(upstream["failures"])
                 return switch status {
                 case "held-down": "\(name) held down after \(failures) failure\(failures == "1" ? "" : "s"), "

@@ -14,7 +14,7 @@ struct FetchCommand: Subcommand {
     static let abstract = "Fetch a URL from the address the trusted upstreams give, as curl would."
     static let usage = "hostpin fetch URL [--config FILE] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
-        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--family 4|6|any] [--timeout SECONDS] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--family 4|6|any] [--timeout SECONDS] "
         + "[-i] [-o FILE] [-X METHOD] [-d DATA] [--data-binary @FILE|DATA] [--data-raw DATA] [-H 'Name: value']... [-L] [--fail] "
         + "[--max-time SECONDS] [--rules FILE] [-v]"
     /// The hop limit of `-L`: URLSession's default (curl's is 50).

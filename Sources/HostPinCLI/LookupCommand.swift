@@ -8,7 +8,7 @@ struct LookupCommand: Subcommand {
     static let abstract = "Resolve names through trusted upstreams only; print dig-style answers."
     static let usage = "hostpin lookup NAME... | --batch FILE|- [--config FILE] [--concurrency N] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] "
-        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--family 4|6|any] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--family 4|6|any] "
         + "[--timeout SECONDS] [--tcp] [--cache-size N] [--cache-file FILE] [--max-stale SECONDS] [--min-ttl SECONDS] "
         + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--stale-answer-timeout SECONDS] [--json]"
     /// `--concurrency` when not given.

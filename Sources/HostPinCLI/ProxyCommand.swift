@@ -10,7 +10,7 @@ struct ProxyCommand: ServiceCommand {
     static let abstract = "Run an HTTP/CONNECT forward proxy that connects only to pinned addresses."
     static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
-        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--allow-remote] [--allow-private] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--allow-remote] [--allow-private] "
         + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
         + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "

@@ -11,7 +11,7 @@ struct ServeCommand: ServiceCommand {
     static let abstract = "Run a local DNS stub answering from the trusted cache (and, with --listen, the proxy)."
     static let usage = "hostpin serve [--config FILE] [--dns-listen IP:PORT]... [--listen IP:PORT] [--server IP:PORT|URL]... "
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] "
-        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--rules FILE] "
+        + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
         + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
         + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] [--min-ttl SECONDS] "

@@ -115,7 +115,7 @@ public struct DNSResponder: Sendable {
         case .unknownKey(let header, let question, let tsig):
             return .ready(write(DNSAnswer(rcode: .notauth), header, question, transport, tsig: tsig))
         case .query(let query):
-            switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer) {
+            switch QueryPlan.make(for: query, rules: liveRules.current, blocked: blockedAnswer, routing: resolver) {
             case .answer(let answer):
                 return .ready(write(answer, query.header, query.question, transport))
             case .resolve(let name, let family):

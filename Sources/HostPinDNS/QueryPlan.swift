@@ -25,14 +25,22 @@ enum QueryPlan: Sendable, Hashable {
     /// `pin` its addresses; a special-use name (``HostPin/SpecialUseName``) is answered here for every type
     /// (``DNSAnswer/init(special:name:type:)``; `localhost`'s A and AAAA are resolved, to loopback); ANY is
     /// answered minimally (RFC 8482); A and AAAA are resolved; any other type is forwarded.
-    static func make(for query: DNSQuery, rules: Rules, blocked: BlockedAnswer) -> QueryPlan {
+    ///
+    /// A special-use name that `routing` routes (split DNS: a reverse zone or `home.arpa` that a route
+    /// takes, ``HostPin/HostResolver/routesSpecialUse(_:)``) is resolved or forwarded as any other name.
+    static func make(for query: DNSQuery, rules: Rules, blocked: BlockedAnswer,
+                     routing: (any HostResolver)? = nil) -> QueryPlan {
         if let edns = query.header.edns, edns.version != 0 { return .answer(DNSAnswer(rcode: .badvers)) }
         let question = query.question
         guard question.dnsClass == DNSQuestion.internetClass else { return .answer(.refused) }
         guard question.type != .axfr, question.type != .ixfr else { return .answer(.refused) }
         // A special-use name (HostPin's SpecialUseName: `onion`, `local`, the RFC 6303 reverse zones, …)
         // never goes upstream, not even one that is no host name (`a\032b.onion`).
-        let special = SpecialUseName.entry(containing: question.name)
+        var special = SpecialUseName.entry(containing: question.name)
+        if let zone = special, zone.mayBeRouted, let routing, let routed = try? HostName.parse(question.name),
+           routing.routesSpecialUse(routed) {
+            special = nil
+        }
         // Parsing lower-cases the name; `localhost` stays (the resolver answers it with loopback).
         guard let name = try? HostName.parse(question.name), name.literalAddress == nil else {
             guard let special else { return .forward }

@@ -55,7 +55,11 @@ struct OriginConnector: Sendable {
                 do throws(RebindingRefusal) {
                     addresses = try RebindingGuard.admitted(resolution.ipAddresses, for: authority.host)
                 } catch {
-                    throw .privateAddress(error)
+                    // A name whose route allows private addresses (split DNS: internal resolvers answer
+                    // RFC 1918 ones) passes; a public name that resolves privately is still refused. Asked
+                    // only here, so an ordinary connection never looks its route up.
+                    guard resolver.allowsPrivateAddresses(for: authority.host) else { throw .privateAddress(error) }
+                    addresses = resolution.ipAddresses
                 }
             }
         }

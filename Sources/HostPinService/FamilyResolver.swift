@@ -13,4 +13,11 @@ package struct FamilyResolver: HostResolver {
     package func resolve(_ name: HostName, family _: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await inner.resolve(name, family: family)
     }
+
+    // The routes (split DNS) of `inner` decide for the proxy's rebinding guard and the cache.
+    package func routesSpecialUse(_ name: HostName) -> Bool { inner.routesSpecialUse(name) }
+
+    package func allowsPrivateAddresses(for name: HostName) -> Bool { inner.allowsPrivateAddresses(for: name) }
+
+    package func servesStale(_ name: HostName) -> Bool { inner.servesStale(name) }
 }

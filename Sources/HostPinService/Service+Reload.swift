@@ -120,7 +120,14 @@ extension Service {
             if options.fixed != old.fixed { restart.append("the proxy's settings other than its address and rules") }
         }
         if let trusted {
-            let kept = Set(new.resolverConfiguration.upstreams.map(\.description))
+            // Split DNS: a route kept as it was keeps its answers; what a removed or changed route answered,
+            // and what the default list answered for a domain a new route takes, goes by domain (negative
+            // answers too), whichever upstream answered it.
+            let oldRoutes = settings.resolverConfiguration.routes.routes
+            let newRoutes = new.resolverConfiguration.routes.routes
+            let unchangedRoutes = newRoutes.filter { oldRoutes.contains($0) }
+            let movedDomains = (oldRoutes + newRoutes).filter { !unchangedRoutes.contains($0) }.flatMap(\.domains)
+            let kept = Set((new.resolverConfiguration.upstreams + unchangedRoutes.flatMap(\.upstreams)).map(\.description))
             upstream.replace(with: trusted)
             // Values written under the old DNSSEC mode or upstreams are no longer read, nor written.
             cache.shared?.update(policy: SharedCacheOptions.policy(for: new.resolverConfiguration))
@@ -129,11 +136,16 @@ extension Service {
             let dnssec = new.resolverConfiguration.dnssec
             let dnssecChanged = dnssec != settings.resolverConfiguration.dnssec
             let dropped = cache.cache.removeAll { dnssecChanged || !kept.contains($0.description) }
-            if dnssecChanged || Set(settings.resolverConfiguration.upstreams.map(\.description)) != kept {
+                + cache.cache.removeAll(underAnyOf: movedDomains)
+            if dnssecChanged || Set(settings.resolverConfiguration.upstreams.map(\.description))
+                != Set(new.resolverConfiguration.upstreams.map(\.description)) || !movedDomains.isEmpty {
                 responder?.removeForwardedReplies()
             }
             summary.append("upstreams \(new.resolverConfiguration.upstreams.map(\.description).joined(separator: ", "))"
                            + (dropped > 0 && !dnssecChanged ? " (\(dropped) answers of upstreams no longer listed dropped)" : ""))
+            if oldRoutes != newRoutes {
+                summary.append(newRoutes.isEmpty ? "no routes" : "routes \(new.resolverConfiguration.routes)")
+            }
             if dnssecChanged {
                 summary.append("DNSSEC \(dnssec.mode.rawValue)"
                                + (dropped > 0 ? " (\(dropped) cached answers dropped: they were judged under the old DNSSEC settings)" : ""))

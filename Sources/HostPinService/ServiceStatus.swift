@@ -72,9 +72,14 @@ package final class ServiceStatus: Sendable {
                                            "proxy": snapshot.proxy.map { .string($0) } ?? .null])
             return .object(fields)
         case .upstreams:
-            let health = upstream.current.health
-            return .object(["upstreams": .array(health.upstreams.map { upstream in
+            // The default list, then each route's upstreams with the route's domains (split DNS).
+            let current = upstream.current
+            let lists = [(nil, current.health)] + current.routed.map { route, routed in
+                (route.domains.map(\.text).joined(separator: ","), routed.health)
+            }
+            return .object(["upstreams": .array(lists.flatMap { route, health in health.upstreams.map { upstream in
                 var fields: [String: JSONValue] = ["upstream": .string(upstream.description)]
+                if let route { fields["route"] = .string(route) }
                 switch health.status(of: upstream) {
                 case .healthy?, nil:
                     fields["status"] = .string("healthy")
@@ -88,7 +93,7 @@ package final class ServiceStatus: Sendable {
                     fields["failures"] = .number(Double(failures))
                 }
                 return .object(fields)
-            })])
+            } })])
         }
     }
 }

@@ -31,6 +31,15 @@ package final class UpstreamSwitch: CompletionResolver, DNSForwarder {
     }
 
     /// Not counted: the cache asks ``resolveDetailed(_:family:completion:)``; this is the watch's question.
+    /// The routes of the resolver in force decide.
+    package func routesSpecialUse(_ name: HostName) -> Bool { current.routesSpecialUse(name) }
+
+    /// The routes of the resolver in force decide.
+    package func servesStale(_ name: HostName) -> Bool { current.servesStale(name) }
+
+    /// The routes of the resolver in force decide.
+    package func allowsPrivateAddresses(for name: HostName) -> Bool { current.allowsPrivateAddresses(for: name) }
+
     package func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         try await current.resolve(name, family: family)
     }

@@ -30,6 +30,8 @@ struct InterceptionStateMachine: Sendable {
         var plainHTTP: PinnedURLProtocol.PlainHTTPTransport
         var allowPrivate: Bool
         var delivery: ResponseDelivery
+        /// Whether a name's route allows it private addresses (``HostResolver/allowsPrivateAddresses(for:)``).
+        var routeAllowsPrivate: @Sendable (HostName) -> Bool = { _ in false }
     }
 
     /// A hop under way: the request to send (rules' edits applied) and the rules that decided it.
@@ -192,7 +194,11 @@ struct InterceptionStateMachine: Sendable {
             do throws(RebindingRefusal) {
                 addresses = try RebindingGuard.admitted(resolution.ipAddresses, for: resolution.name)
             } catch {
-                return fail(URLError.privateAddress(error, url: hop.request.url))
+                // A routed name whose route allows private addresses passes (asked only for a refusal).
+                guard configuration.routeAllowsPrivate(resolution.name) else {
+                    return fail(URLError.privateAddress(error, url: hop.request.url))
+                }
+                addresses = resolution.ipAddresses
             }
         }
         return send(hop, to: addresses, source: PinnedURLProtocol.AddressSource(resolution.source), beginsHop: false)

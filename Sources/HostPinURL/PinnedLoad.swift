@@ -35,7 +35,8 @@ final class PinnedLoad: TransferSink {
         let machine = settings.map { settings in
             InterceptionStateMachine(request: request, body: body, configuration: .init(
                 rules: settings.rules, redirects: settings.redirects, cookieStorage: settings.cookieStorage,
-                plainHTTP: settings.plainHTTP, allowPrivate: settings.allowPrivate, delivery: delivery))
+                plainHTTP: settings.plainHTTP, allowPrivate: settings.allowPrivate, delivery: delivery,
+                routeAllowsPrivate: { [resolver = settings.resolver] in resolver.allowsPrivateAddresses(for: $0) }))
         }
         state = Mutex(State(machine: machine))
     }

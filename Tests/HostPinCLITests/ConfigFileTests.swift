@@ -49,8 +49,9 @@ import Glibc
         #expect(upstreams["servers"] as? [String] == ["https://cloudflare-dns.com/dns-query", "https://dns.google/dns-query",
                                                       "https://dns.quad9.net/dns-query"])
         #expect((effective["rules"] as? [Any])?.isEmpty == true)
-        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "rules",
-                                        "network"])
+        #expect(Set(effective.keys) == ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "routes",
+                                        "rules", "network"])
+        #expect((effective["routes"] as? [Any])?.isEmpty == true)
         #expect((effective["network"] as? [String: Any])?["noWatch"] as? Bool == false)
         #expect(cache["staleAnswerTimeout"] as? Double == 1.8)
         #expect(listeners["metrics"] is NSNull)
@@ -113,7 +114,7 @@ import Glibc
         (#"{"upstreams": {"servers": "127.0.0.1"}}"#, ["FILE: upstreams.servers: must be an array of upstreams, not a string"]),
         (#"{"upstreams": {"servers": []}}"#, ["FILE: upstreams.servers: must not be empty (leave the key out for the default)"]),
         (#"{"cache": {"maxStale": 60}, "lisenters": {}}"#,
-         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, rules, comment)"]),
+         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, routes, rules, comment)"]),
         (#"{"proxy": {"grace": 1, "maxConnection": 5}}"#,
          ["FILE: proxy.maxConnection: unknown key (this object takes allowPrivate, allowConnectPorts, maxConnections, grace, timeout, comment)"]),
         (#"{"upstreams": {"servers": ["127.0.0.1:5300", "8.8.8.8:99999", "ftp://x"]}}"#,

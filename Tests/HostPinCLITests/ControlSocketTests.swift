@@ -84,6 +84,27 @@ import Glibc
         #expect(lines.last == "\(lab.trustedDNS) healthy")
     }
 
+    /// Split DNS: a route's upstreams follow the default ones, each naming its route; one that never
+    /// answers is held down there while the default list stays healthy.
+    @Test func upstreamsNameEachRoute() async throws {
+        let (folder, path) = try Self.socketFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let internalDNS = try #require(lab.internalDNS, "the lab has no LAB_INTERNAL_DNS: restart it")
+        let stub = try await ServeProcess(["--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description,
+                                           "--route", "corp.test,10.in-addr.arpa=\(SilentUpstream.closedPort),\(internalDNS)",
+                                           "--control-socket", path])
+        defer { stub.kill() }
+        #expect(try await ConfigFileTests.dig(try #require(stub.dnsAddresses.first), "+short", "www.corp.test") == "10.1.2.3\n")
+        let lines = try await Self.ctl(path, "upstreams").standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines.first == "\(lab.trustedDNS) healthy")
+        #expect(lines.dropFirst().first?.hasPrefix("\(SilentUpstream.closedPort) (route corp.test,10.in-addr.arpa) held down after 1 failure, ")
+                == true, "\(lines)")
+        #expect(lines.last == "\(internalDNS) (route corp.test,10.in-addr.arpa) healthy")
+        let json = try await Self.ctl(path, "--json", "upstreams").standardOutput
+        #expect(json.contains(#"{"route":"corp.test,10.in-addr.arpa","status":"healthy","upstream":"\#(internalDNS)"}"#), "\(json)")
+    }
+
     @Test(.enabled(if: getuid() == 0, "needs root: runs hostpin ctl as nobody"))
     func anotherUserIsRefused() async throws {
         let (folder, path) = try Self.socketFolder()

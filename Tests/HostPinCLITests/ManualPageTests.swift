@@ -97,8 +97,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         let text = try await rendered(file).standardOutput
         for path in paths {
-            // A tag narrower than the indentation shares its line with the description.
-            #expect(text.contains("\n       \(path)\n") || text.contains("\n       \(path)  "), "key \(path) is not an entry of hostpin.json(5)")
+            // A tag narrower than the indentation shares its line with the description (`routes`, one
+            // column narrower, with one space before it).
+            #expect(text.contains("\n       \(path)\n") || text.contains("\n       \(path)  ")
+                        || text.contains("\n       \(path) Option: "), "key \(path) is not an entry of hostpin.json(5)")
         }
         #expect(text.contains("Option: --server, read by lookup, fetch, proxy, serve."))
         #expect(text.contains("Option: --log-format, read by proxy, serve. Default: \"text\"."))

@@ -22,13 +22,14 @@ final class RunningProxy: Sendable {
         try await self.init(["--server", "\(lab.trustedDNS)"] + extra, standardOutput: standardOutput)
     }
 
-    /// `hostpin proxy --listen 127.0.0.1:0 --allow-private arguments…`; returns once it listens.
-    init(_ arguments: [String], standardOutput: FileHandle = FileHandle.nullDevice) async throws {
+    /// `hostpin proxy --listen 127.0.0.1:0 --allow-private arguments…` (without `--allow-private` when
+    /// `allowPrivate` is false); returns once it listens.
+    init(_ arguments: [String], standardOutput: FileHandle = FileHandle.nullDevice, allowPrivate: Bool = true) async throws {
         errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-proxy-cli-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try HostPinBinary.path())
-        process.arguments = ["proxy", "--listen", "127.0.0.1:0", "--allow-private"] + arguments
+        process.arguments = ["proxy", "--listen", "127.0.0.1:0"] + (allowPrivate ? ["--allow-private"] : []) + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(["HOSTPIN_UPSTREAMS": ""]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput

@@ -130,30 +130,8 @@ import Glibc
     }
 
     @Test func getentResolvesThroughAResolvConfNamingTheStub() async throws {
-        // glibc asks port 53 only: the stub takes port 53 of a loopback address nobody uses.
-        var stub: ServeProcess?
-        var tried: [String] = []
-        for last in 153...172 {
-            let address = "127.0.0.\(last):53"
-            do {
-                stub = try await ServeProcess(["--dns-listen", address, "--server", lab.trustedDNS.description])
-                break
-            } catch {
-                tried.append("\(address): \(error)")
-            }
-        }
-        let running = try #require(stub, "no free port 53: \(tried)")
-        defer { running.kill() }
-        let nameserver = try #require(ServeProcess.split(running.dnsAddresses[0])).0
-        // A resolv.conf of the test's own, bound over /etc/resolv.conf in a private mount namespace: the
-        // host's file is never touched.
-        let resolvConf = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-resolv-\(UUID().uuidString).conf")
-        try "nameserver \(nameserver)\noptions timeout:2 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: resolvConf) }
-        let result = try await ProcessRunner.run("/usr/bin/unshare", [
-            "--mount", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && getent hosts www.example.test && getent ahostsv4 alias.example.test",
-            resolvConf.path,
-        ])
+        let result = try await ServeProcess.getent(["--server", lab.trustedDNS.description],
+                                                   "getent hosts www.example.test && getent ahostsv4 alias.example.test")
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
         #expect(lines.first == ["127.0.0.10", "www.example.test"])
@@ -490,6 +468,32 @@ final class ServeProcess: Sendable {
     }
 
     /// `("127.0.0.1", "5353")` from `127.0.0.1:5353`.
+    /// Runs `commands` (sh) in a private mount namespace whose /etc/resolv.conf names a stub started with
+    /// `arguments` on port 53 of a loopback address nobody uses (glibc asks port 53 only); the host's file
+    /// is never touched.
+    static func getent(_ arguments: [String], _ commands: String) async throws -> ProcessRunner.Result {
+        var stub: ServeProcess?
+        var tried: [String] = []
+        for last in 153...192 {
+            let address = "127.0.0.\(last):53"
+            do {
+                stub = try await ServeProcess(["--dns-listen", address] + arguments)
+                break
+            } catch {
+                tried.append("\(address): \(error)")
+            }
+        }
+        let running = try #require(stub, "no free port 53: \(tried)")
+        defer { running.kill() }
+        let nameserver = try #require(ServeProcess.split(running.dnsAddresses[0])).0
+        let resolvConf = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-resolv-\(UUID().uuidString).conf")
+        try "nameserver \(nameserver)\noptions timeout:2 attempts:1\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: resolvConf) }
+        return try await ProcessRunner.run("/usr/bin/unshare", [
+            "--mount", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && " + commands, resolvConf.path,
+        ])
+    }
+
     static func split(_ address: String) -> (String, String)? {
         guard let colon = address.lastIndex(of: ":") else { return nil }
         return (String(address[..<colon]), String(address[address.index(after: colon)...]))

@@ -43,6 +43,9 @@ public struct Lab: Sendable {
     /// The address `dns.example.test` (Unbound, DoH and DoT) listens on, without a port, for
     /// `--bootstrap dns.example.test=ADDRESS`; nil for a lab started by an older `scripts/lab`.
     public let dnsTLSAddress: String?
+    /// The "internal" NSD of split DNS (zones/internal/): `corp.test` and `10.in-addr.arpa`, unsigned,
+    /// unknown to the trusted NSDs; nil for a lab started by an older `scripts/lab`.
+    public let internalDNS: Upstream?
     /// Inside `scripts/lab onpath` only: the address whose port 53 the on-path box leaves alone
     /// (127.0.0.53, for a local stub); nil in the ordinary lab.
     public let onPathStub: String?
@@ -100,7 +103,9 @@ public struct Lab: Sendable {
                    hijackDNS: try upstream("LAB_HIJACK_DNS"), hijackLog: try text("LAB_HIJACK_LOG"),
                    httpPort: port, httpsPort: httpsPort, caFile: try text("LAB_CA_FILE"),
                    dohURL: optional("LAB_DOH_URL"), dotServer: optional("LAB_DOT_SERVER"),
-                   dnsTLSAddress: optional("LAB_DNS_TLS_ADDR"), onPathStub: optional("LAB_ONPATH_STUB"))
+                   dnsTLSAddress: optional("LAB_DNS_TLS_ADDR"),
+                   internalDNS: optional("LAB_INTERNAL_DNS").flatMap { Upstream($0) },
+                   onPathStub: optional("LAB_ONPATH_STUB"))
     }
 
     /// Queries the counting NSD has received so far (`nsd-control stats_noreset`, `num.queries`). Async:

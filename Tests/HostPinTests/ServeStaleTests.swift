@@ -57,6 +57,33 @@ import Testing
         #expect(error == .upstreamsFailed([UpstreamFailure(upstream: server.address, reason: .servfail)]))
     }
 
+    /// Split DNS: a route with `serveStale` off gets the failure where the default list's names are
+    /// served stale, under the same cache policy.
+    @Test func aRouteWithoutServeStaleGetsTheFailure() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let routed = try await FaultServer(upstream: lab.trustedDNS)
+        let clock = ManualClock()
+        var configuration = TrustedResolver.Configuration.ownServer([server.address])
+        configuration.timeout = .milliseconds(300)
+        configuration.tries = 1
+        configuration.budget = .seconds(2)
+        var route = Route(domains: [try HostName.parse("cdn.example.test")], upstreams: [routed.address])
+        route.serveStale = false
+        configuration.routes = try RouteTable([route])
+        let resolver = CachingResolver(upstream: try TrustedResolver(configuration: configuration),
+                                       cache: ResolutionCache(policy: .init(maximumStale: 7200), clock: clock))
+        _ = try await resolver.resolve("www.example.test", family: .v4)
+        _ = try await resolver.resolve("cdn.example.test", family: .v4)
+        try server.setMode(.servfail)
+        try routed.setMode(.servfail)
+        clock.advance(by: .seconds(3600))
+        #expect(try await resolver.resolve("www.example.test", family: .v4).source == .stale)
+        let error = await CacheTestSupport.error { () throws(ResolutionError) in
+            try await resolver.resolve("cdn.example.test", family: .v4)
+        }
+        #expect(error == .upstreamsFailed([UpstreamFailure(upstream: routed.address, reason: .servfail)]))
+    }
+
     @Test func nameServedStaleIsAnsweredAtOnceAndRefreshedOncePerRetryInterval() async throws {
         let server = try await FaultServer(upstream: lab.trustedDNS)
         let clock = ManualClock()

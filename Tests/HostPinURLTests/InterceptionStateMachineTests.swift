@@ -16,14 +16,15 @@ import Testing
     static func machine(_ url: String, method: String = "GET", headers: [String: String] = [:], body: RequestBody = .none,
                         rules: String? = nil, redirects: RedirectPolicy = .default, cookieStorage: HTTPCookieStorage? = nil,
                         plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession, allowPrivate: Bool = true,
-                        delivery: ResponseDelivery = .stream) throws -> Machine {
+                        delivery: ResponseDelivery = .stream,
+                        routeAllowsPrivate: @escaping @Sendable (HostName) -> Bool = { _ in false }) throws -> Machine {
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let parsed = try rules.map { try Rules(json: Data("{\"rules\": [\($0)]}".utf8), relativeTo: URL(fileURLWithPath: "/")) } ?? Rules()
         return Machine(request: request, body: body, configuration: .init(
             rules: parsed, redirects: redirects, cookieStorage: cookieStorage, plainHTTP: plainHTTP,
-            allowPrivate: allowPrivate, delivery: delivery))
+            allowPrivate: allowPrivate, delivery: delivery, routeAllowsPrivate: routeAllowsPrivate))
     }
 
     static func resolution(_ name: String, _ addresses: [String], source: Resolution.Source = .upstream) throws -> Result<Resolution, ResolutionError> {
@@ -252,6 +253,20 @@ import Testing
         _ = try Self.resolving(literal.start())
         let (_, literalTransfer) = try Self.sending(literal.resolved(Self.resolution("::1", ["::1"], source: .literal)))
         #expect(literalTransfer.addresses == Self.addresses("::1"))
+    }
+
+    /// Split DNS: a name whose route allows private addresses passes the guard; another does not.
+    @Test func theRebindingGuardLetsARoutedNameThroughAndStillRefusesAPublicOne() throws {
+        let corp = try HostName.parse("corp.test")
+        let routed: @Sendable (HostName) -> Bool = { $0.text.hasSuffix(".corp.test") || $0 == corp }
+        var internalName = try Self.machine("http://www.corp.test/", allowPrivate: false, routeAllowsPrivate: routed)
+        _ = try Self.resolving(internalName.start())
+        let (_, transfer) = try Self.sending(internalName.resolved(Self.resolution("www.corp.test", ["10.1.2.3"])))
+        #expect(transfer.addresses == Self.addresses("10.1.2.3"))
+        var publicName = try Self.machine("http://www.example.test/", allowPrivate: false, routeAllowsPrivate: routed)
+        _ = try Self.resolving(publicName.start())
+        let (error, _, _) = try Self.failure(publicName.resolved(Self.resolution("www.example.test", ["10.1.2.3"])))
+        #expect(error.code == .resourceUnavailable)
     }
 
     // MARK: Rules

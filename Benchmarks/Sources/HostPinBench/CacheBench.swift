@@ -34,6 +34,22 @@ enum CacheBench {
         let only = options.string("only", "")
         func wanted(_ id: String) -> Bool { only.isEmpty || only == id }
 
+        // Issue 29: a hit with 100 routes (split DNS) configured against one with none, both behind a real
+        // TrustedResolver (whose upstreams are never asked: every lookup is a hit), hot keys, 1 thread.
+        for routes in [0, 100] {
+            let id = "cache.async.hot.t1.routes\(routes)"
+            guard wanted(id) else { continue }
+            var configuration = TrustedResolver.Configuration(upstreams: [Upstream("127.0.0.1:9")!])
+            configuration.dnssec = .off
+            configuration.routes = try! RouteTable((0..<routes).map { index in
+                Route(domains: [try! HostName.parse("r\(index).corp.test")], upstreams: [Upstream("127.0.0.1:9")!])
+            })
+            let routed = CachingResolver(upstream: try! TrustedResolver(configuration: configuration),
+                                         cache: ResolutionCache(limits: limits))
+            for (index, name) in hot.enumerated() { routed.cache.store(stub.answer(for: name, index: index), family: .v4) }
+            report(id, await asyncResolves(routed, hot, ops: opsHot, threads: 1))
+        }
+
         for threads in [1, 2] {
             for (kind, keys, ops) in [("hot", hot, opsHot), ("random", all, opsRandom)] {
                 let sync = "cache.sync.\(kind).t\(threads)"

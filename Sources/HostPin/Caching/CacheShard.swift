@@ -406,15 +406,30 @@ struct CacheShard {
     ///
     /// - Returns: The number of entries removed.
     mutating func removeAll(answeredBy isGone: (Upstream) -> Bool) -> Int {
+        let upstreams = upstreams
+        return removeNodes { node in
+            let number = Int(node.upstream)
+            let upstream = number > 0 ? upstreams[number - 1] : (node.rare?.negative?.upstream ?? node.rare?.upstream)
+            return upstream.map(isGone) ?? false
+        }
+    }
+
+    /// Removes every entry, positive or negative, whose name `isGone` picks (see
+    /// ``ResolutionCache/removeAll(underAnyOf:)``).
+    ///
+    /// - Returns: The number of entries removed.
+    mutating func removeAll(named isGone: (String) -> Bool) -> Int {
+        removeNodes { isGone($0.text) }
+    }
+
+    /// Removes every entry whose node `isGone` picks, oldest first.
+    private mutating func removeNodes(_ isGone: (Node) -> Bool) -> Int {
         var removed = 0
         var position = oldest
         while position >= 0 {
             let (chunk, offset) = Self.place(position)
             let newer = chunks[chunk][offset].newer
-            let number = Int(chunks[chunk][offset].upstream)
-            let rare = chunks[chunk][offset].rare
-            let upstream = number > 0 ? upstreams[number - 1] : (rare?.negative?.upstream ?? rare?.upstream)
-            if let upstream, isGone(upstream), let slot = slot(ofPosition: position) {
+            if isGone(chunks[chunk][offset]), let slot = slot(ofPosition: position) {
                 remove(slot: slot)
                 removed += 1
             }

@@ -33,6 +33,15 @@ public final class CachingResolver: HostResolver {
     /// table holds no more than the distinct names being resolved at once.
     private let flights = Mutex<[ResolutionCache.Key: Flight<ResolutionOutcome>]>([:])
 
+    /// Asks ``upstream``: a special-use name its routes take is resolved, and cached, as any other.
+    public func routesSpecialUse(_ name: HostName) -> Bool { upstream.routesSpecialUse(name) }
+
+    /// Asks ``upstream``'s routes.
+    public func allowsPrivateAddresses(for name: HostName) -> Bool { upstream.allowsPrivateAddresses(for: name) }
+
+    /// Asks ``upstream``'s routes.
+    public func servesStale(_ name: HostName) -> Bool { upstream.servesStale(name) }
+
     /// Puts `cache` in front of `upstream`, and `shared` between them when given.
     public init(upstream: any HostResolver, cache: ResolutionCache = ResolutionCache(), shared: SharedCache? = nil) {
         self.upstream = upstream
@@ -53,7 +62,7 @@ public final class CachingResolver: HostResolver {
     ///   cancelled (the others still get the answer).
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         // An IP literal, `localhost`, or a special-use name (``SpecialUseName``): no cache, no upstream.
-        if let local = ResolutionOutcome.literal(for: name, family: family) { return try local.get() }
+        if let local = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return try local.get() }
         let now = cache.now()
         switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
         case .addresses(let addresses, let generation):
@@ -94,7 +103,7 @@ public final class CachingResolver: HostResolver {
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
     {
-        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        if let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return literal }
         let now = cache.clock.nanoseconds()
         let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
         if case .fresh(let entry) = found {
@@ -113,7 +122,7 @@ public final class CachingResolver: HostResolver {
     /// leaves the lookup out of the cache's statistics (the stub has counted it already).
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool = true,
                                  completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
-        if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
+        if let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return completion(.success(literal)) }
         let now = cache.clock.nanoseconds()
         let found = cache.find(name, family: family, now: now, counting: countingLookup, claimingRefresh: true)
         switch found {
@@ -155,7 +164,7 @@ public final class CachingResolver: HostResolver {
     /// that answers many names (the DNS stub) answers hits at once with it, and starts a task only for
     /// the rest (then with `countingLookup: false`).
     package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
-        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        if let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return literal }
         let now = cache.clock.nanoseconds()
         switch cache.find(name, family: family, now: now, claimingRefresh: true) {
         case .fresh(let entry):
@@ -272,7 +281,7 @@ public final class CachingResolver: HostResolver {
                 cache.countStaleServed()
                 return cache.staleOutcome(of: resolution)
             }
-            standIn = resolution
+            if upstream.servesStale(name) { standIn = resolution }
         }
         let (flight, leads) = joinOrLead(key)
         if leads { launch(flight, for: key, refreshing: nil) }
@@ -511,7 +520,9 @@ public final class CachingResolver: HostResolver {
 
     /// The expired entry for `key` served stale, now that an upstream failed: from now on the name is
     /// answered stale at once and refreshed after the retry interval. `nil` without such an entry.
+    /// A name whose route serves no stale answers (``Route/serveStale``) gets none.
     private func staleAnswer(for key: ResolutionCache.Key) -> ResolutionOutcome? {
-        cache.serveStale(key.name, family: key.family, now: cache.clock.nanoseconds())
+        guard upstream.servesStale(key.name) else { return nil }
+        return cache.serveStale(key.name, family: key.family, now: cache.clock.nanoseconds())
     }
 }

@@ -506,6 +506,23 @@ public final class ResolutionCache: Sendable {
         return removed
     }
 
+    /// Removes every entry, addresses and negative answers (NXDOMAIN, NODATA) alike, for a name at or
+    /// below one of `domains` by whole labels: what a route that a reload removes or changes answered, and
+    /// what the default upstreams answered for names a new route takes (split DNS, ``RouteTable``).
+    /// ``removeAll(answeredBy:)`` drops by upstream only, which misses both when the same server answers
+    /// on either side.
+    ///
+    /// - Returns: The number of entries removed.
+    @discardableResult
+    public func removeAll(underAnyOf domains: [HostName]) -> Int {
+        guard !domains.isEmpty else { return 0 }
+        let suffixes = domains.map { "." + $0.text }
+        let exact = Set(domains.map(\.text))
+        return removeFromEachShard { table in
+            table.removeAll(named: { name in exact.contains(name) || suffixes.contains { name.hasSuffix($0) } })
+        }
+    }
+
     /// The names and families of the `limit` most recently used entries at most (recency as eviction
     /// keeps it, by second chance): each shard's most recent in turn, so no shard's names crowd out the
     /// others'.

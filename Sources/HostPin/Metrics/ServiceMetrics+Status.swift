@@ -60,7 +60,9 @@ extension ServiceMetrics {
                 }),
             ]),
             "cache": Self.cacheStatus(cache.statistics),
-            "upstreams": .array(Self.upstreamStatus(resolver)),
+            "upstreams": .array(Self.upstreamStatus(resolver, route: nil) + resolver.routed.flatMap { route, routed in
+                Self.upstreamStatus(routed, route: route.domains.map(\.text).joined(separator: ","))
+            }),
             "dnssec": Self.dnssecStatus(resolver, dnssec),
             "dns": dns.map(Self.dnsStatus) ?? .null,
             "proxy": proxy.map(Self.proxyStatus) ?? .null,
@@ -83,9 +85,10 @@ extension ServiceMetrics {
         ])
     }
 
-    /// One object per trusted upstream, in the order they are asked. `route` is `null`: every upstream
-    /// serves every name until routes (split DNS) exist, when it names the route's domain.
-    private static func upstreamStatus(_ resolver: TrustedResolver) -> [JSONValue] {
+    /// One object per trusted upstream of `resolver`, in the order they are asked. `route` is `null` for
+    /// the default list (every name no route takes), and names a route's domains (split DNS,
+    /// comma-separated) for its upstreams.
+    private static func upstreamStatus(_ resolver: TrustedResolver, route: String?) -> [JSONValue] {
         let labels = UpstreamMetrics.labelValues(resolver.metrics.upstreams)
         return resolver.metrics.upstreams.indices.map { index in
             let snapshot = resolver.metrics.meter(at: index).snapshot
@@ -98,7 +101,7 @@ extension ServiceMetrics {
             let replies = snapshot.replies
             return .object([
                 "upstream": .string(labels[index]),
-                "route": .null,
+                "route": route.map { .string($0) } ?? .null,
                 "status": .string(state),
                 "detail": .string(status.description),
                 "consecutiveFailures": .number(Double(failuresInARow)),

@@ -95,7 +95,10 @@ public final class ServiceMetrics: Sendable {
         dns?.write(into: &exposition)
         Self.write(cache.statistics, into: &exposition)
         let resolver = resolver
-        resolver.metrics.write(into: &exposition, health: resolver.health)
+        // The default list, then each route's upstreams (split DNS), labelled with the route's domains.
+        UpstreamMetrics.write([(nil, resolver.metrics, resolver.health)] + resolver.routed.map { route, routed in
+            (route.domains.map(\.text).joined(separator: ","), routed.metrics, routed.health)
+        }, into: &exposition)
         dnssec?.write(into: &exposition)
         sharedCache?.write(into: &exposition)
         proxy?.write(into: &exposition)

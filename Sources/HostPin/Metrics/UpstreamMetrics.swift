@@ -165,41 +165,61 @@ public final class UpstreamMetrics: Sendable {
 
     /// Writes the query, failure and round-trip families, and the health gauges from `health`.
     func write(into exposition: inout MetricsExposition, health: UpstreamHealth) {
-        let snapshots = meters.map(\.snapshot)
-        let labels = Self.labelValues(upstreams).map { [("upstream", $0)] }
+        Self.write([(nil, self, health)], into: &exposition)
+    }
+
+    /// Writes each family once for every upstream list in `lists`: the default list's samples labelled
+    /// by `upstream` alone, each route's (split DNS) by `upstream` and `route` (its domains, comma-separated).
+    static func write(_ lists: [(route: String?, metrics: UpstreamMetrics, health: UpstreamHealth)],
+                      into exposition: inout MetricsExposition) {
+        let snapshots = lists.map { $0.metrics.meters.map(\.snapshot) }
+        let labels = lists.map { list in
+            labelValues(list.metrics.upstreams).map { [("upstream", $0)] + (list.route.map { [("route", $0)] } ?? []) }
+        }
+        let statuses = lists.map { list in list.metrics.upstreams.indices.map { list.health.status(at: $0) } }
         exposition.family("hostpin_upstream_queries_total", .counter,
                           help: "DNS queries sent to each trusted upstream (A and AAAA for one name are two).")
-        for (label, snapshot) in zip(labels, snapshots) {
-            exposition.sample("hostpin_upstream_queries_total", labels: label, snapshot.queries)
+        for (labels, snapshots) in zip(labels, snapshots) {
+            for (label, snapshot) in zip(labels, snapshots) {
+                exposition.sample("hostpin_upstream_queries_total", labels: label, snapshot.queries)
+            }
         }
         exposition.family("hostpin_upstream_failures_total", .counter,
                           help: "Queries to each trusted upstream that got no usable reply, by reason.")
-        for (label, snapshot) in zip(labels, snapshots) {
-            for reason in FailureReason.allCases {
-                exposition.sample("hostpin_upstream_failures_total", labels: label + [("reason", reason.label)], snapshot.failures[reason] ?? 0)
+        for (labels, snapshots) in zip(labels, snapshots) {
+            for (label, snapshot) in zip(labels, snapshots) {
+                for reason in FailureReason.allCases {
+                    exposition.sample("hostpin_upstream_failures_total", labels: label + [("reason", reason.label)],
+                                      snapshot.failures[reason] ?? 0)
+                }
             }
         }
         exposition.family("hostpin_upstream_round_trip_seconds", .histogram,
                           help: "Time from sending a query to each trusted upstream to its reply, in seconds.")
-        for (label, snapshot) in zip(labels, snapshots) {
-            exposition.histogram("hostpin_upstream_round_trip_seconds", label, bounds: Self.roundTripBuckets,
-                                 counts: snapshot.roundTripBuckets, sum: snapshot.roundTripSeconds)
+        for (labels, snapshots) in zip(labels, snapshots) {
+            for (label, snapshot) in zip(labels, snapshots) {
+                exposition.histogram("hostpin_upstream_round_trip_seconds", label, bounds: roundTripBuckets,
+                                     counts: snapshot.roundTripBuckets, sum: snapshot.roundTripSeconds)
+            }
         }
-        let statuses = upstreams.indices.map { health.status(at: $0) }
         exposition.family("hostpin_upstream_healthy", .gauge,
                           help: "1 when the trusted upstream is asked in preference order, 0 while it is held down after failures "
                               + "across names, or SERVFAIL or REFUSED for 10 distinct names within 10 s.")
-        for (label, status) in zip(labels, statuses) {
-            exposition.sample("hostpin_upstream_healthy", labels: label, status == .healthy ? 1 : 0)
+        for (labels, statuses) in zip(labels, statuses) {
+            for (label, status) in zip(labels, statuses) {
+                exposition.sample("hostpin_upstream_healthy", labels: label, status == .healthy ? 1 : 0)
+            }
         }
         exposition.family("hostpin_upstream_consecutive_failures", .gauge,
                           help: "Hold-downs of the trusted upstream in a row (0 once it answers again).")
-        for (label, status) in zip(labels, statuses) {
-            let failures = switch status {
-            case .healthy: 0
-            case .heldDown(let failures, _), .probing(let failures): failures
+        for (labels, statuses) in zip(labels, statuses) {
+            for (label, status) in zip(labels, statuses) {
+                let failures = switch status {
+                case .healthy: 0
+                case .heldDown(let failures, _), .probing(let failures): failures
+                }
+                exposition.sample("hostpin_upstream_consecutive_failures", labels: label, failures)
             }
-            exposition.sample("hostpin_upstream_consecutive_failures", labels: label, failures)
         }
     }
 }

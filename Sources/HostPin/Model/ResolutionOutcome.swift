@@ -72,6 +72,12 @@ extension ResolutionOutcome {
     /// ``Resolution/Source/specialUse``; `nil` for every other name. Every resolution asks this first, so
     /// none of these names reaches the cache or an upstream.
     static func literal(for name: HostName, family: AddressFamily) -> ResolutionOutcome? {
+        literal(for: name, family: family, routing: nil)
+    }
+
+    /// ``literal(for:family:)``, except that a special-use name `routing` routes
+    /// (``HostResolver/routesSpecialUse(_:)``) is not answered here: it goes to its route.
+    static func literal(for name: HostName, family: AddressFamily, routing: (any HostResolver)?) -> ResolutionOutcome? {
         if let literal = Resolution.literal(for: name, family: family) {
             guard literal.addresses.isEmpty else { return .received(literal) }
             return .received(NegativeAnswer(name: name, family: family, kind: .nodata, cnames: [], soa: nil,
@@ -79,6 +85,7 @@ extension ResolutionOutcome {
         }
         guard let special = SpecialUseName.entry(containing: name.text),
               let kind = special.negativeKind(for: name.text) else { return nil }
+        if special.mayBeRouted, let routing, routing.routesSpecialUse(name) { return nil }
         return .received(NegativeAnswer(name: name, family: family, kind: kind, cnames: [], soa: special.soa,
                                         upstream: nil, source: .specialUse, receivedAt: Date()))
     }

@@ -41,6 +41,7 @@ extension TrustedResolver.Configuration {
         var plain = self
         plain.upstreams = upstreams.filter(\.isPlain)
         plain.untrustedFallback = nil
+        plain.routes = .none
         guard !names.isEmpty, !plain.upstreams.isEmpty else { return (self, []) }
         let resolver: TrustedResolver
         do throws(ResolutionError) {

@@ -36,6 +36,11 @@ extension TrustedResolver {
         /// (``TrustAnchors/ianaRoot``): a bogus answer is never used. ``DNSSECConfiguration/off`` for an
         /// upstream that cannot answer DS and DNSKEY queries (docs/ARCHITECTURE.md, "DNSSEC").
         public var dnssec: DNSSECConfiguration = DNSSECConfiguration()
+        /// Split DNS: names under a route's domains go to that route's upstreams only, with its own
+        /// health, failover and DNSSEC (chains built from its servers), never to ``upstreams`` nor the
+        /// ``untrustedFallback``; every other name never reaches a route's servers. The route's resolver
+        /// takes this configuration's timeouts, tries, budget, TCP and hold-downs. Default: none.
+        public var routes: RouteTable = .none
 
         /// A configuration for `upstreams` with every other setting at its default.
         public init(upstreams: [Upstream]) {

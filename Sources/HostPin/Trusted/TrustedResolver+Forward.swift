@@ -40,6 +40,9 @@ extension TrustedResolver {
     public func forwardValidated(_ question: ForwardedQuestion, checkingDisabled: Bool = false) async throws(ResolutionError)
         -> ForwardedAnswer
     {
+        // A routed question goes to its route's resolver, whose upstreams alone are asked.
+        let target = resolver(forQuestionName: question.name)
+        if target !== self { return try await target.forwardValidated(question, checkingDisabled: checkingDisabled) }
         // On the callback path, as resolveDetailed(_:family:): the next upstream is asked from the thread
         // that read the last one's failure, not when this task next gets a thread of the pool.
         let deadline = startDeadline()

@@ -34,6 +34,9 @@ public final class TrustedResolver: HostResolver {
     let fallbackValidator: UpstreamValidator?
     /// Runs out each resolution's ``Configuration/budget``.
     let budgetTimer: BudgetTimer
+    /// One per route of ``Configuration/routes``, in order, each with its own transports, health, metrics
+    /// and validators (``resolver(for:)`` picks one).
+    let routeResolvers: [TrustedResolver]
 
     /// Creates one transport per upstream, and one for ``Configuration/untrustedFallback`` when set. An
     /// encrypted upstream connects to its ``EncryptedUpstream/connectAddresses`` at its first query; one
@@ -60,6 +63,11 @@ public final class TrustedResolver: HostResolver {
                                      useTCP: configuration.useTCP)
         }
         budgetTimer = BudgetTimer(budget: configuration.budget)
+        var routeResolvers: [TrustedResolver] = []
+        for route in configuration.routes.routes {
+            routeResolvers.append(try TrustedResolver(configuration: configuration.configuration(for: route), clock: clock))
+        }
+        self.routeResolvers = routeResolvers
         health = UpstreamHealth(upstreams: configuration.upstreams, firstHoldDown: configuration.firstHoldDown,
                                 maximumHoldDown: configuration.maximumHoldDown, clock: clock)
         let metrics = UpstreamMetrics(upstreams: configuration.upstreams)
@@ -137,15 +145,18 @@ public final class TrustedResolver: HostResolver {
     public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
         -> ResolutionOutcome
     {
-        if let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
+        // A routed name goes to its route's resolver (which asks only its servers), a routed special-use
+        // name (a reverse zone, home.arpa) too instead of being answered here.
+        let target = resolver(for: name)
+        if target === self, let literal = ResolutionOutcome.literal(for: name, family: family) { return literal }
         // The resolution runs on the callback path (one continuation, no task per upstream asked): the next
         // upstream is asked from the c-ares thread that read the last one's failure, so a cooperative pool
         // kept busy by other work delays only when this task reads the outcome, never the asking (before,
         // an answer that came in milliseconds became a timeout when this task resumed after the budget).
-        let deadline = startDeadline()
+        let deadline = target.startDeadline()
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                resolve(name, family: family, deadline: deadline) { continuation.resume(returning: $0) }
+                target.resolve(name, family: family, deadline: deadline) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             deadline.cancel()
@@ -166,8 +177,11 @@ public final class TrustedResolver: HostResolver {
     /// `.cancelled`: nothing cancels this resolution but its budget (``ResolutionError/timeout(budget:_:)``).
     package func resolveDetailed(_ name: HostName, family: AddressFamily,
                                  completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
-        if let literal = ResolutionOutcome.literal(for: name, family: family) { return completion(.success(literal)) }
-        resolve(name, family: family, deadline: startDeadline(), completion: completion)
+        let target = resolver(for: name)
+        if target === self, let literal = ResolutionOutcome.literal(for: name, family: family) {
+            return completion(.success(literal))
+        }
+        target.resolve(name, family: family, deadline: target.startDeadline(), completion: completion)
     }
 
     /// A new resolution's deadline, its budget running from now.

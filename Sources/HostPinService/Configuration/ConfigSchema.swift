@@ -47,7 +47,7 @@ package enum ConfigSchema {
 
     /// The sections of the top-level object, and the top-level keys that are not sections.
     package static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log"]
-    package static let topLevel = sections + ["rules"]
+    package static let topLevel = sections + ["routes", "rules"]
 
     package static let keys: [ConfigKey] = [
         ConfigKey(path: "upstreams.servers", option: "--server", commands: resolving,
@@ -131,6 +131,17 @@ package enum ConfigSchema {
                 }
             }
             return valid ? .values(texts) : nil
+        },
+        // Each route object is written as the `--route` value it stands for, so the command line's parser
+        // checks it; a problem is reported at the object's key path here first.
+        ConfigKey(path: "routes", option: "--route", commands: resolving, defaultValue: .array([])) {
+            value, path, reader in
+            guard let items = reader.array(value, path, of: "routes", nonEmpty: false) else { return nil }
+            var texts: [String] = []
+            for (index, item) in items.enumerated() {
+                if let text = route(item, "\(path)[\(index)]", &reader) { texts.append(text) }
+            }
+            return texts.count == items.count ? .values(texts) : nil
         },
         ConfigKey(path: "cache.maxEntries", option: "--cache-size", commands: caching,
                   defaultValue: .number(Double(CacheLimitOptions.defaultMaximumEntries))) { value, path, reader in
@@ -354,6 +365,64 @@ package enum ConfigSchema {
     ]
 
     // MARK: Readers shared by several keys
+
+    /// One object of `routes`, `{"domains": [...], "servers": [...], "allowPrivate": true, "dnssec": "off",
+    /// "trustAnchor": FILE, "serveStale": true}`, as its `--route` value.
+    private static func route(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader) -> String? {
+        let allowed = ["domains", "servers"] + RouteOptions.policyKeys
+        guard let fields = reader.object(value, path, allowed: allowed) else { return nil }
+        var valid = true
+        var domains: [String] = []
+        if let field = fields["domains"] {
+            domains = reader.strings(field, "\(path).domains", of: "domain names") ?? []
+            for (index, text) in domains.enumerated() where (try? HostName.parse(text)) == nil || text.contains(",") {
+                reader.report("\(path).domains[\(index)]", .badDomain(reason: "'\(text)' is not a valid domain name"))
+                valid = false
+            }
+        } else {
+            reader.report("\(path).domains", .empty)
+        }
+        var servers: [String] = []
+        if let field = fields["servers"] {
+            servers = reader.strings(field, "\(path).servers", of: "upstreams") ?? []
+            for (index, text) in servers.enumerated() {
+                do throws(Upstream.ParseError) {
+                    _ = try Upstream.parse(text)
+                } catch {
+                    reader.report("\(path).servers[\(index)]", .badUpstream(error))
+                    valid = false
+                }
+            }
+        } else {
+            reader.report("\(path).servers", .empty)
+        }
+        var policy: [String] = []
+        for key in ["allowPrivate", "serveStale"] {
+            guard let field = fields[key] else { continue }
+            if let flag = reader.bool(field, "\(path).\(key)") { policy.append("\(key)=\(flag)") } else { valid = false }
+        }
+        if let field = fields["dnssec"] {
+            if case .values(let texts)? = choice(field, "\(path).dnssec", &reader, DNSSECMode.allCases.map(\.rawValue)) {
+                policy.append("dnssec=\(texts[0])")
+            } else {
+                valid = false
+            }
+        }
+        if let field = fields["trustAnchor"], let text = reader.string(field, "\(path).trustAnchor") {
+            let file = reader.absolute(text)
+            do throws(TrustAnchorError) {
+                _ = try TrustAnchors.load(path: file)
+                policy.append("trustAnchor=\(file)")
+            } catch {
+                reader.report("\(path).trustAnchor", .file(file, reason: error.reason))
+                valid = false
+            }
+        } else if fields["trustAnchor"] != nil {
+            valid = false
+        }
+        guard valid, !domains.isEmpty, !servers.isEmpty else { return nil }
+        return domains.joined(separator: ",") + "=" + (servers + policy).joined(separator: ",")
+    }
 
     private static func seconds(_ value: JSONValue, _ path: String, _ reader: inout ConfigReader,
                                 in range: ClosedRange<Double>) -> ConfigValue? {

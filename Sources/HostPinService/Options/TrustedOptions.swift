@@ -15,6 +15,10 @@ package struct TrustedOptions: Sendable {
     /// `--dnssec`, `--trust-anchor` (or `HOSTPIN_TRUST_ANCHOR`), `--insecure-domain`.
     package let dnssec: DNSSECOptions
 
+    /// `--route` (and the configuration file's `routes`): split DNS, each route's encrypted upstreams
+    /// with their `--bootstrap`, `--pin` and `--ca-file`.
+    package let routes: RouteTable
+
     /// The budget when `--timeout` is not given.
     package static let defaultBudget: Duration = .seconds(5)
 
@@ -44,10 +48,40 @@ package struct TrustedOptions: Sendable {
             if let problem = CAFileProblem(checking: path) { throw .caFile(problem) }
             return path
         }.last
-        selection = try UpstreamSelection(flags: servers, bootstrap: bootstrap, pins: pins, extraCAFile: caFile)
         family = try parser.value("--family", as: AddressFamily.self, expected: "4, 6 or any") ?? .any
         budget = try parser.values("--timeout", Self.parseSeconds).last ?? Self.defaultBudget
         dnssec = try DNSSECOptions(parsing: &parser)
+        let routes = try RouteOptions.parse(&parser, defaultAnchors: dnssec.configuration.trustAnchors)
+        selection = try UpstreamSelection(flags: servers, bootstrap: bootstrap, pins: pins, extraCAFile: caFile,
+                                          routeUpstreams: routes.routes.flatMap(\.upstreams))
+        self.routes = try Self.configured(routes, bootstrap: bootstrap, pins: pins, extraCAFile: caFile)
+    }
+
+    /// `routes` with `bootstrap`, `pins` and `extraCAFile` applied to their encrypted upstreams.
+    ///
+    /// - Throws: ``UsageError/unbootstrapped(upstream:name:)`` for an encrypted upstream of a route whose
+    ///   NAME has no address (a route's NAMEs are not looked up: give `--bootstrap`).
+    private static func configured(_ routes: RouteTable, bootstrap: [UpstreamBootstrap], pins: [UpstreamPin],
+                                   extraCAFile: String?) throws(UsageError) -> RouteTable {
+        guard !routes.isEmpty else { return routes }
+        var configured: [Route] = []
+        for var route in routes.routes {
+            var upstreams: [Upstream] = []
+            for upstream in route.upstreams {
+                do throws(EncryptedUpstreamError) {
+                    upstreams.append(try upstream.configured(bootstrap: bootstrap, pins: pins, extraCAFile: extraCAFile))
+                } catch {
+                    throw .unbootstrapped(upstream: upstream.description, name: upstream.encrypted?.name.text ?? "")
+                }
+            }
+            route.upstreams = upstreams
+            configured.append(route)
+        }
+        do throws(RouteError) {
+            return try RouteTable(configured)
+        } catch {
+            throw .invalidValue(option: "--route", reason: error.description)
+        }
     }
 
     /// Parses `--timeout`: seconds, fractions allowed, from 1 ms to one hour (the upper bound keeps the
@@ -76,7 +110,10 @@ package struct TrustedOptions: Sendable {
 
     /// The trusted resolver's configuration for these options.
     package func configuration(useTCP: Bool) -> TrustedResolver.Configuration {
-        Self.configuration(upstreams: selection.upstreams, budget: budget, useTCP: useTCP, dnssec: dnssec.configuration)
+        var configuration = Self.configuration(upstreams: selection.upstreams, budget: budget, useTCP: useTCP,
+                                               dnssec: dnssec.configuration)
+        configuration.routes = routes
+        return configuration
     }
 
     /// The trusted resolver's configuration for `upstreams` with these options' rules: the per-try
@@ -161,5 +198,6 @@ package struct TrustedOptions: Sendable {
           --family 4|6|any     Ask for A (4), AAAA (6) or both (any; the default).
           --timeout SECONDS    Total time for one name, fractions allowed (default 5).
         \(DNSSECOptions.helpLines(width: 21))
+        \(RouteOptions.helpLines)
         """
 }

@@ -50,7 +50,7 @@ package struct UpstreamSelection: Sendable, Equatable {
     ///   ``UsageError/unbootstrapped(upstream:name:)`` when an encrypted upstream's NAME has no bootstrap
     ///   address and no plain upstream is listed.
     package init(flags: [Upstream], bootstrap: [UpstreamBootstrap] = [], pins: [UpstreamPin] = [], extraCAFile: String? = nil,
-         environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError)
+         routeUpstreams: [Upstream] = [], environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError)
     {
         let chosen: [Upstream]
         let variable = environment[Self.environmentVariable]
@@ -75,7 +75,8 @@ package struct UpstreamSelection: Sendable, Equatable {
             chosen = parsed
             origin = .environment
         }
-        let names = chosen.compactMap(\.encrypted).map(\.name)
+        // A --bootstrap or --pin may be for a route's encrypted upstream (--route) as well.
+        let names = (chosen + routeUpstreams).compactMap(\.encrypted).map(\.name)
         let unused = bootstrap.map { ("--bootstrap", $0.name) } + pins.map { ("--pin", $0.name) }
         if let (option, name) = unused.first(where: { !names.contains($0.1) }) {
             var seen: Set<String> = []
