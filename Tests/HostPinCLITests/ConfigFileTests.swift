@@ -106,6 +106,14 @@ import Glibc
         #expect((effective["listeners"] as? [String: Any])?["dns"] as? [String] == ["127.0.0.1:5353", "[::1]:5353"])
     }
 
+    /// The network section is a section like the others: `network.noWatch` is read from a file and
+    /// printed in force (it was refused as an unknown top-level key).
+    @Test func theNetworkSectionIsRead() async throws {
+        let (status, effective, errors) = try await check(#"{"network": {"noWatch": true}}"#)
+        #expect(status == 0 && errors.isEmpty, "\(errors)")
+        #expect((effective["network"] as? [String: Any])?["noWatch"] as? Bool == true)
+    }
+
     /// Each kind of bad file, and the lines it gets (FILE stands for its path).
     static let badFiles: [(String, [String])] = [
         ("", ["FILE is empty: a configuration file is a JSON object ({} for every default)"]),
@@ -114,7 +122,7 @@ import Glibc
         (#"{"upstreams": {"servers": "127.0.0.1"}}"#, ["FILE: upstreams.servers: must be an array of upstreams, not a string"]),
         (#"{"upstreams": {"servers": []}}"#, ["FILE: upstreams.servers: must not be empty (leave the key out for the default)"]),
         (#"{"cache": {"maxStale": 60}, "lisenters": {}}"#,
-         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, routes, rules, comment)"]),
+         ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, network, routes, rules, comment)"]),
         (#"{"proxy": {"grace": 1, "maxConnection": 5}}"#,
          ["FILE: proxy.maxConnection: unknown key (this object takes allowPrivate, allowConnectPorts, maxConnections, grace, timeout, comment)"]),
         (#"{"upstreams": {"servers": ["127.0.0.1:5300", "8.8.8.8:99999", "ftp://x"]}}"#,

@@ -46,7 +46,7 @@ package enum ConfigSchema {
     private static let running: Set<String> = ["proxy", "serve"]
 
     /// The sections of the top-level object, and the top-level keys that are not sections.
-    package static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log"]
+    package static let sections = ["upstreams", "resolution", "cache", "listeners", "dns", "watch", "proxy", "log", "network"]
     package static let topLevel = sections + ["routes", "rules"]
 
     package static let keys: [ConfigKey] = [
