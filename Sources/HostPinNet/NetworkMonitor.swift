@@ -1,3 +1,6 @@
+// SOCK_RAW, SOCK_NONBLOCK, MSG_DONTWAIT: <sys/socket.h>'s constants are found through CEpoll's import of it
+// in a release build, not through Glibc's (as DatagramSocket.swift says).
+import CEpoll
 import HostPin
 import Synchronization
 
