@@ -83,7 +83,7 @@ import Glibc
         let lines = text.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.first == "health: ok; up \(lines.first?.split(separator: " ")[3] ?? "?") s; 0 reloads", "\(text.standardOutput)")
         #expect(lines.contains { $0.hasPrefix("upstream \(lab.trustedDNS) (all names): healthy; ") })
-        #expect(lines.contains("dnssec: 0 secure, 0 insecure, 0 indeterminate, 0 bogus"), "\(text.standardOutput)")
+        #expect(lines.contains("dnssec: 2 secure, 0 insecure, 0 indeterminate, 0 bogus"), "\(text.standardOutput)")  // the trusted side, validated
         #expect(lines.contains("hijacks found: 2 (newest first, the last 1000 kept)"))
         #expect(lines.contains { $0.hasPrefix("  ") && $0.contains(" www.example.test (A): local 127.0.0.66, trusted 127.0.0.10: wildcard: ") })
         #expect(lines.contains { $0.contains(" nx.example.test (A): local 127.0.0.66, trusted NXDOMAIN: nxdomain-rewrite: ") })
