@@ -74,11 +74,12 @@ public func fuzzDNSSECValidator(_ data: UnsafePointer<UInt8>?, _ size: Int) -> C
     if anchors.closest(to: question.name) == nil {
         property(verdict == .indeterminate, "no anchor covers \(question.name), yet \(verdict)")
     }
-    if case .secure(let ttl) = verdict {
+    if case .secure(let ttls) = verdict {
         let records = reply.answer + reply.authority
         property(records.contains { $0.type == DNSSECRecord.Kind.rrsig }, "secure without an RRSIG: \(question.name) \(claim)")
         let longest = records.map(\.ttl).max() ?? 0
-        property(ttl <= longest, "secure for \(ttl) s, longer than the reply's longest TTL \(longest)")
+        let kept = (Array(ttls.records.values) + Array(ttls.cnames.values)).max() ?? 0
+        property(kept <= longest, "an RRset secure for \(kept) s, longer than the reply's longest TTL \(longest)")
 
         var cache = KeyCache()
         cache.store(first.validatedKeys, at: 0)
