@@ -8,6 +8,13 @@ public struct TrustAnchors: Sendable, Hashable {
         package let zone: WireName
         package var ds: [DNSSECRecord]
         package var dnskeys: [DNSSECRecord]
+
+        /// Whether a chain can start here: a DS HostPin checks (``DSMatch/usable(_:)``) or a DNSKEY of a
+        /// supported algorithm.
+        var hasSupportedRecord: Bool {
+            !DSMatch.usable(ds).isEmpty
+                || dnskeys.contains { DNSKEYData($0.rdata).map { SignatureCheck.isSupported(algorithm: $0.algorithm) } ?? false }
+        }
     }
 
     package private(set) var anchors: [WireName: Anchor]
@@ -53,7 +60,10 @@ public struct TrustAnchors: Sendable, Hashable {
     ///
     /// - Parameter path: The file, at most 1 MiB.
     /// - Throws: ``TrustAnchorError``: unreadable (a directory included), empty, no DS or DNSKEY line,
-    ///   or the number of the first line ldns cannot read as an IN record.
+    ///   the number of the first line ldns cannot read as an IN record, or a zone none of whose records
+    ///   HostPin can check (every DS of an unsupported algorithm or digest type, every DNSKEY of an
+    ///   unsupported algorithm): such a zone would be insecure (RFC 4035 §5.2), validation silently off
+    ///   under it, so the file is refused (Unbound only warns).
     public static func load(path: String) throws(TrustAnchorError) -> TrustAnchors {
         let data: Data
         do { data = try BoundedFile.contents(of: path, limit: 1 << 20) } catch { throw .unreadable(path: path, error) }
@@ -71,6 +81,10 @@ public struct TrustAnchors: Sendable, Hashable {
         guard sawLine else { throw .empty(path: path) }
         let anchors = TrustAnchors(records: records)
         guard !anchors.anchors.isEmpty else { throw .noAnchorRecord(path: path) }
+        if let zone = anchors.anchors.values.map(\.zone).sorted(by: { $0.description < $1.description })
+            .first(where: { !anchors.anchors[$0]!.hasSupportedRecord }) {
+            throw .noSupportedAnchor(path: path, zone: zone.description)
+        }
         return anchors
     }
 

@@ -9,10 +9,13 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
     case noAnchorRecord(path: String)
     /// Line `line` (from 1) is not a record ldns can read, or is a record of a class other than IN.
     case badLine(path: String, line: Int, text: String)
+    /// Every record for `zone` has an algorithm or digest type HostPin does not check.
+    case noSupportedAnchor(path: String, zone: String)
 
     public var description: String {
         switch self {
         case .unreadable(let path, _), .empty(let path), .noAnchorRecord(let path): "trust anchor file \(path): \(reason)"
+        case .noSupportedAnchor(let path, _): "trust anchor file \(path): \(reason)"
         case .badLine(let path, _, _): "trust anchor file \(path), \(reason)"
         }
     }
@@ -24,6 +27,7 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
         case .unreadable(_, let problem): problem.description
         case .empty: "it is empty"
         case .noAnchorRecord: "it holds no DS or DNSKEY record"
+        case .noSupportedAnchor(_, let zone): "no record for \(zone) has an algorithm and digest type HostPin checks"
         case .badLine(_, let line, let text): "line \(line): not a DS or DNSKEY record: \(text)"
         }
     }

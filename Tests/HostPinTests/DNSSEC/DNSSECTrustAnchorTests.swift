@@ -47,6 +47,17 @@ import Testing
         #expect(throws: TrustAnchorError.noAnchorRecord(path: path)) { try TrustAnchors.load(path: path) }
     }
 
+    /// Seen failing first: a file of digest type 99 loaded, and `lookup --trust-anchor` printed `; insecure`.
+    @Test func anchorWithoutASupportedAlgorithmOrDigestIsRefused() throws {
+        let digest = "E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"
+        let badDigest = try file(". IN DS 20326 8 99 \(digest)\n")
+        #expect(throws: TrustAnchorError.noSupportedAnchor(path: badDigest, zone: ".")) { try TrustAnchors.load(path: badDigest) }
+        let badAlgorithm = try file("example.test. IN DS 20326 99 2 \(digest)\n. IN DS 20326 8 2 \(digest)\n")
+        #expect(throws: TrustAnchorError.noSupportedAnchor(path: badAlgorithm, zone: "example.test.")) { try TrustAnchors.load(path: badAlgorithm) }
+        let oneGood = try file(". IN DS 20326 8 99 \(digest)\n. IN DS 20326 8 2 \(digest)\n")
+        #expect(try TrustAnchors.load(path: oneGood).closest(to: .root)?.ds.count == 2)
+    }
+
     @Test func badLineIsNamedByItsNumber() throws {
         let path = try file("; header\n. IN DS 20326 8 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D\nnot a record at all\n")
         #expect(throws: TrustAnchorError.badLine(path: path, line: 3, text: "not a record at all")) { try TrustAnchors.load(path: path) }
