@@ -81,9 +81,9 @@ public struct TrustAnchors: Sendable, Hashable {
         guard sawLine else { throw .empty(path: path) }
         let anchors = TrustAnchors(records: records)
         guard !anchors.anchors.isEmpty else { throw .noAnchorRecord(path: path) }
-        if let zone = anchors.anchors.values.map(\.zone).sorted(by: { $0.description < $1.description })
-            .first(where: { !anchors.anchors[$0]!.hasSupportedRecord }) {
-            throw .noSupportedAnchor(path: path, zone: zone.description)
+        let zones = anchors.anchors.values.sorted { $0.zone.description < $1.zone.description }
+        if let unusable = zones.first(where: { !$0.hasSupportedRecord }) {
+            throw .noSupportedAnchor(path: path, zone: unusable.zone.description)
         }
         return anchors
     }

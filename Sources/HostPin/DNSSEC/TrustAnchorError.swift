@@ -14,8 +14,8 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String {
         switch self {
-        case .unreadable(let path, _), .empty(let path), .noAnchorRecord(let path): "trust anchor file \(path): \(reason)"
-        case .noSupportedAnchor(let path, _): "trust anchor file \(path): \(reason)"
+        case .unreadable(let path, _), .empty(let path), .noAnchorRecord(let path), .noSupportedAnchor(let path, _):
+            "trust anchor file \(path): \(reason)"
         case .badLine(let path, _, _): "trust anchor file \(path), \(reason)"
         }
     }
