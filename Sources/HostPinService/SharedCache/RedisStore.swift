@@ -6,8 +6,9 @@ import HostPin
 /// never the cooperative pool nor Dispatch's global queues (docs/ARCHITECTURE.md, "Shared cache").
 ///
 /// Requests wait in a bounded queue (``queueLimit``); the thread takes every request waiting, pipelines
-/// them (`GET key`, `SET key value EX seconds`) and reads their replies, each connection's reads and
-/// writes bounded by ``timeout`` (100 ms); a second thread hands the replies out, in order. A timeout or an error closes the connection and fails what was
+/// them (`GET key`, `SET key value EX seconds`), writes them and reads their replies within one
+/// ``timeout`` (100 ms) each way, a reply at most ``replyLimit`` bytes; a second thread hands the replies
+/// out, in order. A timeout, an oversized reply or an error closes the connection and fails what was
 /// sent and what waits; while disconnected a `get` fails at once on the caller's thread and a `set` is
 /// dropped, and the thread reconnects in the background with backoff (``firstBackoff`` doubling up to
 /// ``maximumBackoff``), sending `AUTH` (the password file's) and `SELECT` (the URL's database) first,
@@ -16,14 +17,22 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     // @unchecked: every stored `var` below is read and written only while `condition` is locked; the
     // hiredis context lives on the thread's stack alone.
 
-    /// A connection's connect, read and write timeout.
+    /// A connection's connect timeout, and how long a batch's commands may take to be written and, then,
+    /// its replies to be read (a deadline for the whole batch, not for each `read(2)`: hiredis's own
+    /// timeout counts each read, so a Redis sending a byte every 20 ms would hold the thread for ever).
     public static let timeout: Duration = .milliseconds(100)
+    /// The largest reply read, in bytes (256 KiB; a cached resolution is a few hundred): a larger one
+    /// closes the connection once that much of it has arrived, so no value is read whole into memory.
+    public static let replyLimit = 256 * 1024
     /// The most requests waiting; more fail (a `get`) or are dropped (a `set`).
     public static let queueLimit = 4096
     /// The first wait before reconnecting.
     public static let firstBackoff: Duration = .milliseconds(100)
     /// The longest wait between reconnections.
     public static let maximumBackoff: Duration = .seconds(2)
+    /// How often an idle connection is checked for having been closed by Redis (a restart, a kill), in
+    /// seconds: found then, not by the next lookup — whose `SET`s would be dropped while it reconnects.
+    static let idleCheck: TimeInterval = 1
 
     /// Where Redis listens.
     public let endpoint: RedisEndpoint
@@ -148,8 +157,10 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
         if endpoint.database != 0 { setup.append([Array("SELECT".utf8), Array(String(endpoint.database).utf8)]) }
         setup.append([Array("PING".utf8)])
         for command in setup { guard Self.append(command, to: context) else { redisFree(context); return nil } }
+        guard Self.flush(context, by: Self.deadline()) else { redisFree(context); return nil }
+        let deadline = Self.deadline()
         for _ in setup {
-            guard let reply = Self.reply(from: context), reply.type != REDIS_REPLY_ERROR else {
+            guard let reply = Self.reply(from: context, by: deadline), reply.type != REDIS_REPLY_ERROR else {
                 redisFree(context)
                 return nil
             }
@@ -161,7 +172,16 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
     private func serve(_ context: UnsafeMutablePointer<redisContext>) {
         while true {
             condition.lock()
-            while queue.isEmpty, !closed { condition.wait() }
+            while queue.isEmpty, !closed {
+                guard !condition.wait(until: Date(timeIntervalSinceNow: Self.idleCheck)), queue.isEmpty, !closed else { continue }
+                condition.unlock()
+                let open = Self.isOpen(context)
+                condition.lock()
+                guard open else {
+                    condition.unlock()
+                    return
+                }
+            }
             if closed {
                 condition.unlock()
                 return
@@ -195,9 +215,12 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
             // work, which the lookups' patience does not count.
             var replies: [Reply] = []  // `self.replies` is the thread that hands them out
             replies.reserveCapacity(sent.count)
-            for _ in sent {
-                guard let reply = Self.reply(from: context) else { break }
-                replies.append(reply)
+            if Self.flush(context, by: Self.deadline()) {
+                let deadline = Self.deadline()
+                for _ in sent {
+                    guard let reply = Self.reply(from: context, by: deadline) else { break }
+                    replies.append(reply)
+                }
             }
             var answers: [@Sendable () -> Void] = []
             for (request, reply) in zip(sent, replies) {
@@ -265,18 +288,65 @@ public final class RedisStore: SharedCacheStore, @unchecked Sendable {
         let bytes: [UInt8]
     }
 
-    /// Reads the next reply; `nil` when the connection failed or timed out.
-    private static func reply(from context: UnsafeMutablePointer<redisContext>) -> Reply? {
-        var raw: UnsafeMutableRawPointer?
-        guard redisGetReply(context, &raw) == REDIS_OK, let raw else { return nil }
-        defer { freeReplyObject(raw) }
-        let reply = raw.assumingMemoryBound(to: redisReply.self).pointee
-        var bytes: [UInt8] = []
-        if reply.type == REDIS_REPLY_STRING, let text = reply.str {
-            bytes = text.withMemoryRebound(to: UInt8.self, capacity: reply.len) { Array(UnsafeBufferPointer(start: $0, count: reply.len)) }
+    /// Reads the next reply by `deadline` (a ``now()`` value); `nil` when the connection failed, the
+    /// deadline passed or the reply grew past ``replyLimit``. This is `redisGetReply`'s loop by hand —
+    /// parse what is buffered, else wait for input with `poll(2)` until the deadline and read once — so
+    /// that the deadline and the bound hold for the whole reply.
+    private static func reply(from context: UnsafeMutablePointer<redisContext>, by deadline: UInt64) -> Reply? {
+        while true {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReplyFromReader(context, &raw) == REDIS_OK else { return nil }
+            if let raw {
+                defer { freeReplyObject(raw) }
+                let reply = raw.assumingMemoryBound(to: redisReply.self).pointee
+                var bytes: [UInt8] = []
+                if reply.type == REDIS_REPLY_STRING, let text = reply.str {
+                    bytes = text.withMemoryRebound(to: UInt8.self, capacity: reply.len) { Array(UnsafeBufferPointer(start: $0, count: reply.len)) }
+                }
+                return Reply(type: reply.type, bytes: bytes)
+            }
+            // The reader holds only the reply being read (input is read only when no whole reply is
+            // buffered), plus at most one read's worth of the next.
+            let reader = context.pointee.reader.pointee
+            guard reader.len - reader.pos <= replyLimit,
+                  wait(for: Int16(POLLIN), on: context, by: deadline),
+                  redisBufferRead(context) == REDIS_OK else { return nil }
         }
-        return Reply(type: reply.type, bytes: bytes)
     }
+
+    /// Writes the context's output buffer by `deadline`; `false` when the connection failed or the
+    /// deadline passed (`redisGetReply` would write it first, each write bounded only by itself).
+    private static func flush(_ context: UnsafeMutablePointer<redisContext>, by deadline: UInt64) -> Bool {
+        var done: Int32 = 0
+        while done == 0 {
+            guard wait(for: Int16(POLLOUT), on: context, by: deadline),
+                  redisBufferWrite(context, &done) == REDIS_OK else { return false }
+        }
+        return true
+    }
+
+    /// Whether an idle connection is still open: Redis sends nothing unasked, so input (end of file, an
+    /// error, anything) means it is closed or not speaking the protocol.
+    private static func isOpen(_ context: UnsafeMutablePointer<redisContext>) -> Bool {
+        var descriptor = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) == 0
+    }
+
+    /// Waits until the context's socket is ready for `events` or `deadline` passes; `true` when ready.
+    private static func wait(for events: Int16, on context: UnsafeMutablePointer<redisContext>, by deadline: UInt64) -> Bool {
+        while true {
+            let current = now()
+            guard current < deadline else { return false }
+            var descriptor = pollfd(fd: context.pointee.fd, events: events, revents: 0)
+            let milliseconds = Int32(min((deadline - current + 999_999) / 1_000_000, 1000))
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready < 0, errno != EINTR { return false }
+        }
+    }
+
+    /// The deadline ``timeout`` from now.
+    private static func deadline() -> UInt64 { now() + nanoseconds(timeout) }
 
     /// Appends `arguments` as one command to the context's output buffer (binary-safe: each argument with
     /// its length, `redisAppendCommandArgv`).
