@@ -85,8 +85,7 @@ public enum RequestTarget: Sendable, Hashable {
         }
         let port: UInt16
         if let portPart, !(portPart.isEmpty && defaultPort != nil) {
-            guard !portPart.isEmpty, portPart.utf8.count <= 5, portPart.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-                  let value = UInt16(portPart), value > 0
+            guard let value = UInt16(port: portPart)
             else { throw .invalidTarget("port '\(portPart)' is not a number from 1 to 65535") }
             port = value
         } else if let defaultPort {

@@ -165,6 +165,7 @@ import Glibc
          ["FILE: resolution.dnssec: must be a string, not a boolean",
           "FILE: resolution.trustAnchors: must not be empty (leave the key out for the default)",
           "FILE: resolution.insecureDomains[0]: must be a string, not a number"]),
+        (#"{"network": {"noWatch": "yes"}}"#, ["FILE: network.noWatch: must be true or false, not a string"]),
         (#"{"watch": {"interval": 5, "ordinary": ["10.0.0.0/33"]}}"#,
          ["FILE: watch.ordinary[0]: '10.0.0.0/33' has a prefix length that is not a whole number from 0 to 32",
           "FILE: watch.interval: applies only with watch.local"]),

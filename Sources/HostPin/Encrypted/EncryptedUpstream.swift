@@ -119,7 +119,7 @@ public struct EncryptedUpstream: Sendable, Hashable, CustomStringConvertible, Lo
         }
         guard !hostPart.isEmpty else { throw .badName(text, .empty) }
         guard let portText = portPart else { return (String(hostPart), nil) }
-        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0
+        guard let port = UInt16(port: portText)
         else { throw .badPort(text) }
         return (String(hostPart), port)
     }

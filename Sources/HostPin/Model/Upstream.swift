@@ -106,7 +106,7 @@ public struct Upstream: Sendable, Hashable, CustomStringConvertible, LosslessStr
         guard let address = IPAddress(String(hostPart)), address.family == .v6 || !text.hasPrefix("[")
         else { throw .notAnAddress(text) }
         guard let portText = portPart else { return Upstream(address: address) }
-        guard !portText.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0 else { throw .badPort(text) }
+        guard let port = UInt16(port: portText) else { throw .badPort(text) }
         return Upstream(address: address, port: port)
     }
 

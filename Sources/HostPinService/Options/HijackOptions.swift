@@ -31,7 +31,7 @@ package struct HijackOptions: Sendable {
         if httpsProbe {
             probesHTTPS = try parser.flag("--probe-https")
             port = try parser.values("--https-port") { text throws(UsageError) in
-                guard text.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(text), port > 0 else {
+                guard let port = UInt16(port: text) else {
                     throw .invalidValue(option: "--https-port", reason: "'\(text)' is not a port number from 1 to 65535")
                 }
                 return port

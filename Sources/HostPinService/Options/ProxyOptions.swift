@@ -57,7 +57,7 @@ public struct ProxyOptions: Sendable {
         configuration.originTimeout = timeout
         configuration.allowPrivate = try parser.flag("--allow-private")
         let ports = try parser.values("--allow-connect-port") { text throws(UsageError) -> UInt16 in
-            guard text.allSatisfy(\.isNumber), let port = UInt16(text), port > 0 else {
+            guard let port = UInt16(port: text) else {
                 throw .invalidValue(option: "--allow-connect-port", reason: "'\(text)' is not a port from 1 to 65535")
             }
             return port

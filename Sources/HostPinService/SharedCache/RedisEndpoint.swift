@@ -32,7 +32,9 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             let path = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
             if !path.isEmpty {
-                guard let number = Int(path), number >= 0, number <= 65_535 else { throw .database(String(path)) }
+                guard path.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(path), number <= 65_535 else {
+                    throw .database(String(path))
+                }
                 database = number
             }
         }
@@ -49,7 +51,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             host = rest[..<colon]
             port = rest[rest.index(after: colon)...]
         }
-        guard let number = UInt16(port), number > 0 else { throw .port(String(port)) }
+        guard let number = UInt16(port: port) else { throw .port(String(port)) }
         let address: IPAddress
         if host == "localhost" {
             address = .loopbackV4
