@@ -24,6 +24,12 @@ public protocol HostResolver: Sendable {
     /// - Throws: ``ResolutionError`` for every failure but `.nxdomain` and `.nodata`.
     func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome
 
+    /// The addresses a fresh cache entry holds for `name` and `family`, read without building a
+    /// ``Resolution`` and without waiting; `nil` when there is none (then ``resolve(_:family:)`` answers).
+    /// The proxy, the interceptor and the DNS stub ask it first on every request. The default is `nil`:
+    /// a resolver with no cache of its own; ``CachingResolver`` answers from its cache.
+    func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses?
+
     /// Whether `name`, of a special-use zone that may be routed (``SpecialUseName/mayBeRouted``: the
     /// reverse zones, `home.arpa`), goes to a route's upstreams (``RouteTable``) instead of being answered
     /// locally; asked only for such names, never on a cache hit of any other. The default is false.
@@ -42,6 +48,8 @@ public protocol HostResolver: Sendable {
 
 extension HostResolver {
     public func routesSpecialUse(_ name: HostName) -> Bool { false }
+
+    public func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses? { nil }
 
     public func allowsPrivateAddresses(for name: HostName) -> Bool { false }
 

@@ -18,10 +18,10 @@ import Foundation
 ///   clearing its bit, instead of removing it. A hit thus writes nothing once its node is marked, and
 ///   touches no neighbouring node (relinking on every hit cost three more cache misses for a random key
 ///   and a write for every hot one). A removed node goes on a free list and is reused by the next insert.
-/// - A hit copies the answer's parts out (``Addresses``) and, after the lock, builds a new `Resolution`
-///   from them carrying the caller's own `HostName`: no reference count of the shard's storage is
-///   touched, so two threads hitting the same names share no counter but the shard's lock, and the lock
-///   is not held while the answer's address array is allocated.
+/// - A hit copies the answer's parts out (``CachedAddresses``): no reference count of the shard's storage
+///   is touched for a one-address answer, so two threads hitting the same names share no counter but the
+///   shard's lock. `resolve` builds a new `Resolution` from them after the lock, carrying the caller's own
+///   `HostName`; the proxy, the interceptor and the stub read the parts as they are and allocate nothing.
 struct CacheShard {
     /// What identifies an entry.
     struct Key: Hashable {
@@ -187,7 +187,7 @@ struct CacheShard {
     }
 
     /// The status ``dnssecCode(_:)`` wrote into `flags`.
-    fileprivate static func dnssecStatus(_ flags: UInt8) -> DNSSECStatus? {
+    static func dnssecStatus(_ flags: UInt8) -> DNSSECStatus? {
         switch (flags & Node.dnssecMask) >> Node.dnssecShift {
         case 1: .secure
         case 2: .insecure
@@ -534,7 +534,7 @@ struct CacheShard {
             if node.pointee.flags & Node.negative != 0, let negative = node.pointee.rare?.negative {
                 answer = .negative(negative)
             } else {
-                answer = .addresses(addresses(node).resolution(name: name))
+                answer = .addresses(addresses(node, now: 0).resolution(name: name))
             }
             return Found(answer: answer, lifetime: UInt64(node.pointee.lifetime) * 1_000_000_000,
                          expiresAt: node.pointee.expiresAt, generation: node.pointee.generation,
@@ -542,42 +542,21 @@ struct CacheShard {
         }
     }
 
-    /// A positive node's answer as a hit copies it out under the shard's lock.
-    private func addresses(_ node: UnsafePointer<Node>) -> Addresses {
+    /// A positive node's answer as a hit copies it out under the shard's lock: a few words that share no
+    /// reference count with other threads in the common case (one address, no CNAME, `rare` is `nil`).
+    /// A caller that needs a `Resolution` builds it after the lock (``CachedAddresses/resolution(name:)``),
+    /// so the lock is held for loads only.
+    private func addresses(_ node: UnsafePointer<Node>, now: UInt64) -> CachedAddresses {
         let number = Int(node.pointee.upstream)
-        return Addresses(first: ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL),
-                         upstream: number > 0 ? upstreams[number - 1] : node.pointee.rare?.upstream,
-                         receivedAt: node.pointee.receivedAt, rare: node.pointee.rare,
-                         dnssecFlags: node.pointee.flags & Node.dnssecMask)
-    }
-
-    /// A fresh positive entry's answer as a hit copies it out under the shard's lock: its parts, a few
-    /// words that share no reference count with other threads in the common case (one address, no CNAME,
-    /// `rare` is `nil`). The `Resolution`, whose address array a hit allocates, is built from them after
-    /// the lock is released (``resolution(name:)``), so the lock is held for loads only.
-    struct Addresses {
-        let first: ResolvedAddress
-        let upstream: Upstream?
-        /// Wall-clock receive time, seconds since 2001.
-        let receivedAt: Double
-        /// The addresses after the first and the CNAME chain, when the answer has any.
-        let rare: Rare?
-        /// The node's DNSSEC status bits (``Node/dnssecMask``).
-        let dnssecFlags: UInt8
-
-        /// The answer, carrying `name`, source ``Resolution/Source/cache``.
-        func resolution(name: HostName) -> Resolution {
-            let receivedAt = Date(timeIntervalSinceReferenceDate: receivedAt)
-            let status = CacheShard.dnssecStatus(dnssecFlags)
-            guard let rare else {
-                return Resolution(name: name, addresses: [first], cnames: [], upstream: upstream, source: .cache,
-                                  receivedAt: receivedAt, dnssec: status)
-            }
-            var resolution = Resolution(name: name, addresses: [first] + rare.more, cnames: rare.cnames, upstream: upstream,
-                                        source: .cache, receivedAt: receivedAt, dnssec: rare.dnssec ?? status)
-            resolution.insecurity = rare.insecurity
-            return resolution
-        }
+        let lifetime = UInt64(node.pointee.lifetime) * 1_000_000_000
+        let left = node.pointee.expiresAt &- now
+        return CachedAddresses(first: ResolvedAddress(address: node.pointee.first, ttl: node.pointee.firstTTL),
+                               rare: node.pointee.rare,
+                               upstream: number > 0 ? upstreams[number - 1] : node.pointee.rare?.upstream,
+                               receivedAt: node.pointee.receivedAt, dnssecFlags: node.pointee.flags & Node.dnssecMask,
+                               generation: node.pointee.generation,
+                               age: UInt32(clamping: (lifetime - min(lifetime, left)) / 1_000_000_000),
+                               ttlLeft: UInt32(clamping: left / 1_000_000_000))
     }
 
     /// What ``freshHit(_:inline:family:now:claimingRefresh:)`` found.
@@ -586,7 +565,7 @@ struct CacheShard {
     enum Hit {
         /// A fresh positive entry's answer; `refresh` is the entry's generation when this lookup claimed
         /// its refresh-ahead.
-        case addresses(Addresses, refresh: UInt32?)
+        case addresses(CachedAddresses, refresh: UInt32?)
         /// A fresh negative entry's answer, in its ``Rare/negative``.
         case negative(Rare)
         /// No fresh entry; `removed` when one past its keeping time was removed.
@@ -621,7 +600,7 @@ struct CacheShard {
         }
         hits += 1
         let refresh = claimingRefresh && claimRefresh(chunk, offset, now) ? chunks[chunk][offset].generation : nil
-        return .addresses(chunks[chunk].withUnsafeBufferPointer { addresses($0.baseAddress! + offset) }, refresh: refresh)
+        return .addresses(chunks[chunk].withUnsafeBufferPointer { addresses($0.baseAddress! + offset, now: now) }, refresh: refresh)
     }
 
     /// Marks the node used, writing only when it is not marked yet: hits on a hot entry write nothing.

@@ -86,6 +86,21 @@ public final class CachingResolver: HostResolver {
         return try await resolveMissing(name, family: family, found: found, now: now).get()
     }
 
+    /// The fresh cached addresses for `name` and `family`, read in place (nothing is allocated), or `nil`
+    /// when ``resolve(_:family:)`` would not answer from a fresh positive entry: an IP literal,
+    /// `localhost` or a special-use name (answered by `resolve` itself), a negative entry, an expired one,
+    /// none. A hit is counted and claims a due refresh-ahead exactly as `resolve`'s does; a miss is
+    /// counted too, so a caller that then calls `resolve` should expect the cache's statistics to count
+    /// that name twice. Never waits and never asks an upstream.
+    public func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses? {
+        guard ResolutionOutcome.literal(for: name, family: family, routing: upstream) == nil else { return nil }
+        let now = cache.now()
+        guard case .addresses(let addresses, let generation) = cache.freshHit(name, family: family, now: now, claimingRefresh: true)
+        else { return nil }
+        if let generation { refresh(name, family: family, generation: generation, now: now) }
+        return addresses
+    }
+
     /// Resolves `name` as ``resolve(_:family:)`` does, returning NXDOMAIN and NODATA as a
     /// ``NegativeAnswer`` (with the zone's SOA record and the CNAME chain; source
     /// ``Resolution/Source/negativeCache`` from the cache) and the seconds the answer may still be used

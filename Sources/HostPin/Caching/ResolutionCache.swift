@@ -218,6 +218,13 @@ public final class ResolutionCache: Sendable {
         return addresses.resolution(name: name)
     }
 
+    /// The fresh addresses for `name` and `family` read in place, or `nil` as for ``lookup(_:family:)``:
+    /// the same lookup, counted the same, without building a ``Resolution`` (nothing is allocated).
+    public func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses? {
+        guard case .addresses(let addresses, _) = freshHit(name, family: family, now: now()) else { return nil }
+        return addresses
+    }
+
     /// The fresh entry for `name` and `family`, positive (source ``Resolution/Source/cache``) or negative
     /// (``Resolution/Source/negativeCache``), with the seconds it has left and its age on the cache's
     /// monotonic clock (rounded down), or `nil`. A DNS server gives out each record's TTL less `age`.
