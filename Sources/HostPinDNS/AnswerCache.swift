@@ -7,8 +7,10 @@ import Synchronization
 /// Benchmarks/README.md, item 7).
 ///
 /// An entry is used only while the trusted cache returns the same answer it was made from: each hit
-/// still looks the name up there (``CachingResolver/cachedOutcome(_:family:)``, so the cache's
-/// statistics count it and refresh-ahead starts as for any hit), and takes its age from it. The trusted
+/// still looks the name up there (``CachingResolver/cachedAnswer(_:family:)``, so the cache's
+/// statistics count it and refresh-ahead starts as for any hit), and takes its age from it: for an
+/// address answer the trusted cache's entry read in place, compared by its generation (no answer is
+/// built or compared, nothing allocated); for a negative one the answer itself. The trusted
 /// cache's expiry, removal or refresh of the name thus retires the entry at once; the next query
 /// writes a new one; so does a replacement of the rules (``LiveRules/generation``). Bounded by
 /// ``maximumEntries``: storing past it empties the table (each entry
@@ -18,8 +20,9 @@ final class AnswerCache: Sendable {
     final class Entry: Sendable {
         let name: HostName
         let family: AddressFamily
-        /// What the trusted cache answered when the response was written.
-        let answer: ResolutionOutcome.Answer
+        /// What the trusted cache answered when the response was written: the generation of its entry
+        /// for addresses, the answer itself otherwise.
+        private let made: Made
         let template: ReplyTemplate
         /// The labels the response is counted under.
         let type: DNSQueryMetrics.QueryType
@@ -27,15 +30,33 @@ final class AnswerCache: Sendable {
         /// The ``LiveRules/generation`` of the rules that planned the query: a reload retires the entry.
         let rulesGeneration: UInt64
 
-        init(name: HostName, family: AddressFamily, answer: ResolutionOutcome.Answer, template: ReplyTemplate,
+        private enum Made {
+            case entry(generation: UInt32)
+            case answer(ResolutionOutcome.Answer)
+        }
+
+        init(name: HostName, family: AddressFamily, answer: CachedAnswer, template: ReplyTemplate,
              type: DNSQueryMetrics.QueryType, outcome: DNSQueryMetrics.Outcome, rulesGeneration: UInt64) {
             self.name = name
             self.family = family
-            self.answer = answer
+            made = switch answer {
+            case .addresses(let addresses): .entry(generation: addresses.generation)
+            case .outcome(let outcome): .answer(outcome.answer)
+            }
             self.template = template
             self.type = type
             self.outcome = outcome
             self.rulesGeneration = rulesGeneration
+        }
+
+        /// Whether the response was written from `answer`: the same trusted-cache entry (its generation
+        /// tells a refreshed or replaced one), or an equal answer.
+        func isMade(from answer: CachedAnswer) -> Bool {
+            switch (made, answer) {
+            case (.entry(let generation), .addresses(let addresses)): generation == addresses.generation
+            case (.answer(let kept), .outcome(let outcome)): kept == outcome.answer
+            default: false
+            }
         }
     }
 

@@ -90,22 +90,22 @@ public struct DNSResponder: Sendable {
 
     /// The part of ``respond(to:over:)`` that never waits: `message` read and planned, and answered when
     /// that takes no upstream — a rule, a refusal, a fresh entry of the trusted cache
-    /// (``CachingResolver/cachedOutcome(_:family:)``) or of the forward cache.
+    /// (``CachingResolver/cachedAnswer(_:family:)``) or of the forward cache.
     func prepare(_ message: [UInt8], over transport: DNSTransport) -> PreparedResponse {
         let key = AnswerKey(query: message, over: transport)
         // A query asked before: its plan was to resolve this name, and the rules have not been replaced
         // since (a reload) — their generation is read before the rules, so a replacement in between
         // leaves an entry that is never used.
         let generation = liveRules.generation
-        var looked: (entry: AnswerCache.Entry, outcome: ResolutionOutcome?)?
+        var looked: (entry: AnswerCache.Entry, answer: CachedAnswer?)?
         if let key, let entry = answerCache.entry(for: key), entry.rulesGeneration == generation {
-            let outcome = resolver.cachedOutcome(entry.name, family: entry.family)
-            if let outcome, outcome.answer == entry.answer {
-                _ = watch?.offer(outcome, family: entry.family)
-                return .ready(Reply(bytes: entry.template.reply(to: message, nameLength: key.nameLength, age: outcome.age),
+            let answer = resolver.cachedAnswer(entry.name, family: entry.family)
+            if let answer, entry.isMade(from: answer) {
+                if let watch { _ = watch.offer(answer.outcome(name: entry.name), family: entry.family) }
+                return .ready(Reply(bytes: entry.template.reply(to: message, nameLength: key.nameLength, age: answer.age),
                                     type: entry.type, outcome: entry.outcome))
             }
-            looked = (entry, outcome)
+            looked = (entry, answer)
         }
         switch IncomingMessage(wire: message) {
         case .drop:
@@ -128,15 +128,16 @@ public struct DNSResponder: Sendable {
                     return forwarding(query, to: forwarder, over: transport)
                 }
                 // Looked up once per query, so the cache's statistics count it once.
-                let outcome = if let looked, looked.entry.name == name, looked.entry.family == family {
-                    looked.outcome
+                let answer = if let looked, looked.entry.name == name, looked.entry.family == family {
+                    looked.answer
                 } else {
-                    resolver.cachedOutcome(name, family: family)
+                    resolver.cachedAnswer(name, family: family)
                 }
-                guard let outcome else { return .resolve(query, name, family) }
+                guard let answer else { return .resolve(query, name, family) }
+                let outcome = answer.outcome(name: name)
                 _ = watch?.offer(outcome, family: family)
                 let reply = write(DNSAnswer(outcome, limits: resolver.cache.limits), query.header, query.question, transport)
-                if let key { keep(reply, for: key, name: name, family: family, outcome: outcome, rulesGeneration: generation) }
+                if let key { keep(reply, for: key, name: name, family: family, answer: answer, outcome: outcome, rulesGeneration: generation) }
                 return .ready(reply)
             case .forward:
                 guard let forwarder else { return .ready(write(.refused, query.header, query.question, transport)) }
@@ -216,13 +217,13 @@ public struct DNSResponder: Sendable {
     }
 
     /// Keeps `reply`, written from `outcome`, in ``answerCache`` for the next query with `key`.
-    private func keep(_ reply: Reply, for key: AnswerKey, name: HostName, family: AddressFamily, outcome: ResolutionOutcome,
-                      rulesGeneration: UInt64) {
+    private func keep(_ reply: Reply, for key: AnswerKey, name: HostName, family: AddressFamily, answer: CachedAnswer,
+                      outcome: ResolutionOutcome, rulesGeneration: UInt64) {
         guard let bytes = reply.bytes, bytes.count >= 12 + key.nameLength else { return }
         // Each record's TTL at age 0, in the order written: what a hit counts down from.
         let fresh = DNSAnswer(ResolutionOutcome(answer: outcome.answer, ttlLeft: outcome.ttlLeft, age: 0), limits: resolver.cache.limits)
         guard let template = ReplyTemplate(message: bytes, lifetimes: (fresh.records + fresh.authority).map(\.ttl)) else { return }
-        answerCache.keep(AnswerCache.Entry(name: name, family: family, answer: outcome.answer, template: template,
+        answerCache.keep(AnswerCache.Entry(name: name, family: family, answer: answer, template: template,
                                            type: reply.type, outcome: reply.outcome, rulesGeneration: rulesGeneration), for: key)
     }
 

@@ -69,4 +69,23 @@ import Testing
         let refreshed = try #require(resolver.cachedAddresses(name, family: .v4))
         #expect(refreshed.generation != generation && refreshed.age == 0)
     }
+
+    /// An entry stored after the cache was emptied (a flush, a network change) has a generation of its
+    /// own: the stub tells a kept reply's entry by it, so one seen before must not come back.
+    @Test func generationsGoOnAfterTheCacheIsEmptied() throws {
+        let cache = ResolutionCache(clock: ManualClock())
+        let name = try HostName.parse("www.example.test")
+        func store(_ address: String) {
+            cache.store(Resolution(name: name, addresses: [ResolvedAddress(address: IPAddress(address)!, ttl: 300)], cnames: [],
+                                   upstream: Upstream("127.0.0.1:53"), source: .upstream, receivedAt: Date()), family: .v4)
+        }
+        store("127.0.0.10")
+        let before = try #require(cache.cachedAddresses(name, family: .v4))
+        cache.removeAll()
+        #expect(cache.cachedAddresses(name, family: .v4) == nil)
+        store("127.0.0.11")
+        let after = try #require(cache.cachedAddresses(name, family: .v4))
+        #expect(after.map(\.address.description) == ["127.0.0.11"])
+        #expect(after.generation != before.generation)
+    }
 }

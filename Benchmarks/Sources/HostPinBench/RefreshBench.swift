@@ -101,7 +101,7 @@ enum RefreshBench {
                     switch try await resolver.resolveDetailed(name, family: .v4).source {
                     case .cache, .negativeCache: break
                     case .stale: tally.stale += 1
-                    case .upstream, .literal, .specialUse, .pinned, .untrusted: waited = true
+                    case .upstream, .sharedCache, .literal, .specialUse, .pinned, .untrusted: waited = true
                     }
                 } catch {
                     tally.failures += 1

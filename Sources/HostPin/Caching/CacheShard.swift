@@ -472,9 +472,11 @@ struct CacheShard {
 
     /// Drops every entry and the memory that held them; the counters stay.
     mutating func removeAll() {
-        let (hits, negativeHits, misses) = (self.hits, self.negativeHits, self.misses)
+        let (hits, negativeHits, misses, generation) = (self.hits, self.negativeHits, self.misses, nextGeneration)
         self = CacheShard()
-        (self.hits, self.negativeHits, self.misses) = (hits, negativeHits, misses)
+        // Generations go on from where they were: a reader that kept one (the stub's encoded replies,
+        // ``CachedAddresses/generation``) must never see it again on a later entry of the same name.
+        (self.hits, self.negativeHits, self.misses, nextGeneration) = (hits, negativeHits, misses, generation)
     }
 
     // MARK: Nodes

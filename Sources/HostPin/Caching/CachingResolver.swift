@@ -62,7 +62,9 @@ public final class CachingResolver: HostResolver {
     ///   cancelled (the others still get the answer).
     public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         // An IP literal, `localhost`, or a special-use name (``SpecialUseName``): no cache, no upstream.
-        if let local = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return try local.get() }
+        if name.mayBeAnsweredLocally, let local = ResolutionOutcome.literal(for: name, family: family, routing: upstream) {
+            return try local.get()
+        }
         let now = cache.now()
         switch cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
         case .addresses(let addresses, let generation):
@@ -93,7 +95,7 @@ public final class CachingResolver: HostResolver {
     /// counted too, so a caller that then calls `resolve` should expect the cache's statistics to count
     /// that name twice. Never waits and never asks an upstream.
     public func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses? {
-        guard ResolutionOutcome.literal(for: name, family: family, routing: upstream) == nil else { return nil }
+        if name.mayBeAnsweredLocally, ResolutionOutcome.literal(for: name, family: family, routing: upstream) != nil { return nil }
         let now = cache.now()
         guard case .addresses(let addresses, let generation) = cache.freshHit(name, family: family, now: now, claimingRefresh: true)
         else { return nil }
@@ -113,7 +115,7 @@ public final class CachingResolver: HostResolver {
         try await resolveDetailed(name, family: family, countingLookup: true)
     }
 
-    /// ``resolveDetailed(_:family:)``, for a caller whose ``cachedOutcome(_:family:)`` has just missed:
+    /// ``resolveDetailed(_:family:)``, for a caller whose ``cachedAnswer(_:family:)`` has just missed:
     /// with `countingLookup` false the cache statistics do not count that one lookup twice.
     package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
@@ -174,17 +176,26 @@ public final class CachingResolver: HostResolver {
         }
     }
 
-    /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, or a fresh
-    /// entry (starting its refresh-ahead as a lookup does); `nil` when it would have to resolve. A caller
-    /// that answers many names (the DNS stub) answers hits at once with it, and starts a task only for
-    /// the rest (then with `countingLookup: false`).
-    package func cachedOutcome(_ name: HostName, family: AddressFamily) -> ResolutionOutcome? {
-        if let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return literal }
+    /// What ``resolveDetailed(_:family:)`` returns without waiting: the answer to a literal, a fresh
+    /// positive entry read in place (``CachedAddresses``: nothing allocated), or a fresh negative entry
+    /// (each starting its refresh-ahead as a lookup does); `nil` when it would have to resolve. Counted
+    /// once in the cache's statistics. A caller that answers many names (the DNS stub) answers hits at
+    /// once with it, and starts a task only for the rest (then with `countingLookup: false`).
+    package func cachedAnswer(_ name: HostName, family: AddressFamily) -> CachedAnswer? {
+        if name.mayBeAnsweredLocally, let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) {
+            return .outcome(literal)
+        }
         let now = cache.clock.nanoseconds()
-        switch cache.find(name, family: family, now: now, claimingRefresh: true) {
+        if case .addresses(let addresses, let generation) = cache.freshHit(name, family: family, now: now, claimingRefresh: true) {
+            if let generation { refresh(name, family: family, generation: generation, now: now) }
+            return .addresses(addresses)
+        }
+        // A second look, not counted (as in ``resolve(_:family:)``): a negative entry's whole answer, or
+        // an expired one whose retry is due.
+        switch cache.find(name, family: family, now: now, counting: false, claimingRefresh: true) {
         case .fresh(let entry):
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
-            return cache.outcome(of: entry, now: now)
+            return .outcome(cache.outcome(of: entry, now: now))
         case .expired(let entry):
             // A name served stale whose retry was due: this lookup claimed it, so it starts it.
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }

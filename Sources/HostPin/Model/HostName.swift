@@ -28,6 +28,10 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
     /// Whether the name is `localhost` or ends in `.localhost`, which RFC 6761 §6.3 reserves for
     /// loopback and which is never sent upstream. Decided once, at parse time: every resolve asks.
     public let isLocalhost: Bool
+    /// Whether the name is in a special-use zone of ``SpecialUseName``'s table, which HostPin may answer
+    /// itself. Decided once, at parse time, like ``isLocalhost``: a cache hit then costs an ordinary name
+    /// no look at the table.
+    package let isSpecialUse: Bool
     /// `text`'s hash, computed once: the cache hashes names on every lookup.
     let textHash: Int
 
@@ -40,8 +44,13 @@ public struct HostName: Sendable, Hashable, CustomStringConvertible, Comparable 
         self.text = text
         self.literalAddress = literalAddress
         self.isLocalhost = literalAddress == nil && (text == "localhost" || text.hasSuffix(".localhost"))
+        self.isSpecialUse = literalAddress == nil && SpecialUseName.entry(containing: text) != nil
         self.textHash = text.hashValue
     }
+
+    /// Whether a resolution of the name may be answered without a cache or an upstream: an IP literal,
+    /// `localhost`, a special-use name (``ResolutionOutcome``'s `literal(for:family:routing:)` decides).
+    package var mayBeAnsweredLocally: Bool { literalAddress != nil || isLocalhost || isSpecialUse }
 
     // Equality and hashing by `text` alone: the other fields follow from it.
     public static func == (lhs: HostName, rhs: HostName) -> Bool {

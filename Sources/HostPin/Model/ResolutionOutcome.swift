@@ -78,6 +78,7 @@ extension ResolutionOutcome {
     /// ``literal(for:family:)``, except that a special-use name `routing` routes
     /// (``HostResolver/routesSpecialUse(_:)``) is not answered here: it goes to its route.
     static func literal(for name: HostName, family: AddressFamily, routing: (any HostResolver)?) -> ResolutionOutcome? {
+        guard name.mayBeAnsweredLocally else { return nil }
         if let literal = Resolution.literal(for: name, family: family) {
             guard literal.addresses.isEmpty else { return .received(literal) }
             return .received(NegativeAnswer(name: name, family: family, kind: .nodata, cnames: [], soa: nil,
