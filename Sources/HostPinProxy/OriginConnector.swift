@@ -15,6 +15,8 @@ struct OriginConnector: Sendable {
     let proxy: ListeningEndpoint?
     /// The attempt order and delay for names with several addresses (RFC 8305).
     var happyEyeballs = HappyEyeballs()
+    /// Ranks the addresses before ``happyEyeballs`` orders them; `nil`: answer order.
+    var ranking: SharedAddressRanking?
 
     /// A connected origin.
     struct Connection: Sendable {
@@ -29,7 +31,8 @@ struct OriginConnector: Sendable {
     }
 
     /// The addresses `authority` may be connected to, in the order to attempt them
-    /// (``HappyEyeballs/order(_:)``): those the resolver answers, or those a `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
+    /// (``SharedAddressRanking/attemptOrder(_:for:port:happyEyeballs:at:)`` with a ranking, else
+    /// ``HappyEyeballs/order(_:)``): those the resolver answers, or those a `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
     /// apply to them; the proxy's own address is refused either way.
     ///
     /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(_:)``,
@@ -63,7 +66,9 @@ struct OriginConnector: Sendable {
                 }
             }
         }
-        let allowed = happyEyeballs.order(addresses).map { SocketAddress(address: $0, port: authority.port) }
+        let ordered = ranking?.attemptOrder(addresses, for: authority.host.description, port: authority.port,
+                                            happyEyeballs: happyEyeballs) ?? happyEyeballs.order(addresses)
+        let allowed = ordered.map { SocketAddress(address: $0, port: authority.port) }
         if let proxy, let loop = allowed.first(where: proxy.isReached(by:)) {
             throw .targetIsProxy(loop)
         }

@@ -13,10 +13,10 @@ import HostPin
 /// It does no I/O and owns no thread: each event (`start()`, `resolved(_:)`, `receivedHead(_:)`, …)
 /// returns the ``Action`` its driver (``PinnedLoad``) must perform, and the driver reports back what
 /// happened as the next event, as swift-nio's `HTTP1ConnectionStateMachine` and AsyncHTTPClient's
-/// request state machines do. So every transition can be driven by a test without a network. The one
-/// outside thing it reads is the cookie storage, for the cookies a redirect hop carries (after the
-/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``); it never runs the
-/// application's code (a `.decide` redirect policy is an action: ``Action/askPolicy(_:proposed:_:)``).
+/// request state machines do. So every transition can be driven by a test without a network. The
+/// outside things it reads are the cookie storage, for the cookies a redirect hop carries (after the
+/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``), and the address ranking, if
+/// any, for the order of a hop's addresses; it never runs the application's code (a `.decide` redirect policy is an action: ``Action/askPolicy(_:proposed:_:)``).
 ///
 /// Guarantees, whatever the order of events: exactly one ending action (``Action/finish(body:)``,
 /// ``Action/fail(_:began:cancelTransfer:)`` or ``Action/cancel(_:)``), and after it, or after `stop()`,
@@ -32,6 +32,10 @@ struct InterceptionStateMachine: Sendable {
         var delivery: ResponseDelivery
         /// Whether a name's route allows it private addresses (``HostResolver/allowsPrivateAddresses(for:)``).
         var routeAllowsPrivate: @Sendable (HostName) -> Bool = { _ in false }
+        /// Ranks a resolved name's addresses by verified connection time before Happy Eyeballs orders
+        /// the families (``SharedAddressRanking/attemptOrder(_:for:port:happyEyeballs:at:)``); `nil`
+        /// keeps the answer order.
+        var ranking: SharedAddressRanking?
     }
 
     /// A hop under way: the request to send (rules' edits applied) and the rules that decided it.
@@ -422,10 +426,18 @@ struct InterceptionStateMachine: Sendable {
     /// the next when one cannot connect: URLSession reports no connection before the response, so racing
     /// addresses there would send the request twice. Through libcurl (HTTPS, any IPv6 address — so every
     /// name with both A and AAAA —, or plain HTTP when the settings ask) one transfer with every address
-    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``).
+    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``). With a ranking, the addresses
+    /// are ranked first (fastest verified first, those excluded for the name as sinkholes dropped) and
+    /// the family of a measured top address is the one raced first.
     private func attempts(for request: PinnedRequest, to addresses: [IPAddress]) -> [[IPAddress]] {
-        if usesInnerSession(request, to: addresses) { return addresses.map { [$0] } }
-        return addresses.isEmpty ? [] : [Self.happyEyeballs.order(addresses)]
+        let ordered: [IPAddress]
+        if let ranking = configuration.ranking, let port = UInt16(exactly: request.port) {
+            ordered = ranking.attemptOrder(addresses, for: request.rankingName, port: port, happyEyeballs: Self.happyEyeballs)
+        } else {
+            ordered = usesInnerSession(request, to: addresses) ? addresses : Self.happyEyeballs.order(addresses)
+        }
+        if usesInnerSession(request, to: ordered) { return ordered.map { [$0] } }
+        return ordered.isEmpty ? [] : [ordered]
     }
 
     /// libcurl for HTTPS (SNI and the certificate check must use the name), for IPv6 addresses

@@ -36,7 +36,8 @@ final class PinnedLoad: TransferSink {
             InterceptionStateMachine(request: request, body: body, configuration: .init(
                 rules: settings.rules, redirects: settings.redirects, cookieStorage: settings.cookieStorage,
                 plainHTTP: settings.plainHTTP, allowPrivate: settings.allowPrivate, delivery: delivery,
-                routeAllowsPrivate: { [resolver = settings.resolver] in resolver.allowsPrivateAddresses(for: $0) }))
+                routeAllowsPrivate: { [resolver = settings.resolver] in resolver.allowsPrivateAddresses(for: $0) },
+                ranking: settings.ranking))
         }
         state = Mutex(State(machine: machine))
     }

@@ -6,7 +6,7 @@ import HostPin
 
 extension PinnedURLProtocol {
     /// Receives one ``Event`` per request the interceptor handled, set with
-    /// ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``.
+    /// ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:ranking:)``.
     ///
     /// Called once the request has ended (a response delivered whole, a failure, or `cancel()`), before
     /// the task hears of its end, on whichever thread ended it (curl's, the inner session's delegate
