@@ -122,9 +122,9 @@ struct InterceptionStateMachine: Sendable {
         case idle
         /// Waiting for the hop's host to resolve.
         case resolving(Hop)
-        /// A transfer (or a local answer) runs and no response head came yet; `remaining` are the
-        /// transfers still to try when it cannot connect.
-        case connecting(Hop, remaining: [[IPAddress]])
+        /// A transfer (or a local answer) runs and no response head came yet; `current` are the running
+        /// transfer's addresses, `remaining` the transfers still to try when it cannot connect.
+        case connecting(Hop, current: [IPAddress], remaining: [[IPAddress]])
         /// A response head came that may be a redirect to follow: waiting for ``filedCookies()``.
         case redirecting(Hop, response: HTTPURLResponse, proposed: URLRequest)
         /// Waiting for the application's redirect policy: ``policyDecided(_:)``.
@@ -210,7 +210,7 @@ struct InterceptionStateMachine: Sendable {
 
     /// The running transfer's response head (a local answer's too).
     mutating func receivedHead(_ response: HTTPURLResponse) -> Action {
-        guard case .connecting(let hop, _) = state else { return .none }
+        guard case .connecting(let hop, _, _) = state else { return .none }
         let presented = hop.request.presenting(response)
         let cookies = cookieFiling(for: hop.request)
         if case .doNotFollow = configuration.redirects {
@@ -273,16 +273,30 @@ struct InterceptionStateMachine: Sendable {
         switch state {
         case .following(let next, let body):
             return begin(next, body: body)  // the redirect's own body or error does not matter
-        case .connecting(let hop, var remaining):
+        case .connecting(let hop, let current, var remaining):
             guard let failure else {
                 return fail(URLError(.badServerResponse, url: hop.request.url, description: "the transfer ended without a response"))
             }
+            // A certificate that failed the check for the name (a likely sinkhole) came in the handshake,
+            // before any byte of the request: the same transfer's other addresses are tried without it.
+            if case .certificate(_, let address) = failure {
+                let others = current.filter { $0 != address }
+                if !others.isEmpty, others.count < current.count {
+                    state = .connecting(hop, current: others, remaining: remaining)
+                    return .send(hop, Transfer(addresses: others, transport: transport(for: hop.request, to: others),
+                                               beginsHop: false, plan: nil))
+                }
+            }
             // A connection that could not be made is worth another address; anything later is final.
-            if case .connect = failure, !remaining.isEmpty {
+            switch failure {
+            case .connect, .certificate:
+                guard !remaining.isEmpty else { break }
                 let addresses = remaining.removeFirst()
-                state = .connecting(hop, remaining: remaining)
+                state = .connecting(hop, current: addresses, remaining: remaining)
                 return .send(hop, Transfer(addresses: addresses, transport: transport(for: hop.request, to: addresses),
                                            beginsHop: false, plan: nil))
+            case .transfer:
+                break
             }
             return fail(URLError(failure.urlError.code, url: hop.request.url, description: failure.urlError.localizedDescription))
         case .receiving(let hop, let buffered):
@@ -351,7 +365,7 @@ struct InterceptionStateMachine: Sendable {
             return answerLocally(hop, status: redirect.status ?? 302,
                                  headers: [("Location", redirect.target.absoluteString), ("Content-Length", "0")], body: Data())
         case .pass(.rule):
-            state = .connecting(hop, remaining: [])
+            state = .connecting(hop, current: [], remaining: [])
             return .sendResolvedBySystem(hop)
         case .send(.pinned(let addresses, _), _):
             return send(hop, to: addresses, source: .pinned, beginsHop: true)
@@ -403,7 +417,7 @@ struct InterceptionStateMachine: Sendable {
             return fail(URLError(.badServerResponse, url: hop.request.url, description: "a rule's response could not be built"),
                         began: hop.start)
         }
-        state = .connecting(hop, remaining: [])
+        state = .connecting(hop, current: [], remaining: [])
         return .answerLocally(hop, response, body: body)
     }
 
@@ -416,7 +430,7 @@ struct InterceptionStateMachine: Sendable {
                         began: beginsHop ? hop.start : nil)
         }
         let first = attempts.removeFirst()
-        state = .connecting(hop, remaining: attempts)
+        state = .connecting(hop, current: first, remaining: attempts)
         return .send(hop, Transfer(addresses: first, transport: transport(for: hop.request, to: first), beginsHop: beginsHop,
                                    plan: AddressPlan(addresses: ([first] + attempts).flatMap { $0 }, source: source)))
     }

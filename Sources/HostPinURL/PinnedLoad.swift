@@ -150,9 +150,12 @@ final class PinnedLoad: TransferSink {
         let transport: any Transport = transfer.transport == .urlSession ? InnerSessionTransport.shared : CurlTransport.shared(settings.tls)
         state.withLock { $0.waitForClient = transport.waitsForClient }
         recorder?.transport(transfer.transport)
+        let feed = settings.ranking.flatMap { ranking in
+            UInt16(exactly: hop.request.port).map { RankingFeed(ranking: ranking, name: hop.request.rankingName, port: $0) }
+        }
         started(transport.start(hop.request, to: transfer.addresses,
                                 attemptDelay: InterceptionStateMachine.happyEyeballs.attemptDelay,
-                                reportsConnections: recorder != nil, sink: self))
+                                reportsConnections: recorder != nil, feed: feed, sink: self))
     }
 
     /// Sends `hop`, whose host a `pass` rule names, with libcurl resolving the name through the system as
