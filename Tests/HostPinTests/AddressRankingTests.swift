@@ -198,6 +198,8 @@ import Testing
         shared.exclude(answer[3], for: name, at: start)
         #expect(shared.attemptOrder(answer, for: name, port: 443, happyEyeballs: eyeballs, at: start).map(\.description)
             == ["2606:4700::1111", "93.184.216.34", "2606:4700::1001"])
+        // Every address excluded: all of them, so that the certificate check fails again and says why.
+        #expect(shared.attemptOrder([answer[3]], for: name, port: 443, happyEyeballs: eyeballs, at: start) == [answer[3]])
         shared.removeAll()
         #expect(shared.snapshot.measuredCount == 0)
         #expect(!shared.isExcluded(answer[3], for: name, at: start))

@@ -38,13 +38,18 @@ public final class SharedAddressRanking: Sendable {
     /// `happyEyeballs`' own; each family keeps the ranked order, and the special-purpose addresses of a
     /// public name stay after the public ones.
     ///
-    /// - Returns: The addresses to attempt, in order; empty when every one is excluded for `name`.
+    /// When every address is excluded for `name`, all of them come back in `happyEyeballs`' order: a
+    /// name whose every address is a sinkhole then fails its certificate check again, which says why,
+    /// rather than having no address at all.
+    ///
+    /// - Returns: The addresses to attempt, in order; empty only when `addresses` is.
     public func attemptOrder(_ addresses: [IPAddress], for name: String, port: UInt16, happyEyeballs: HappyEyeballs,
                              at now: ContinuousClock.Instant = .now) -> [IPAddress] {
         let (ordered, family) = ranking.withLock { ranking in
             let ordered = ranking.order(addresses, for: name, port: port, at: now)
             return (ordered, ranking.preferredFamily(of: ordered, port: port, at: now))
         }
+        guard !ordered.isEmpty else { return happyEyeballs.order(addresses) }
         let racing = family.map { HappyEyeballs(preferredFamily: $0, attemptDelay: happyEyeballs.attemptDelay) } ?? happyEyeballs
         // Interleaving the families must not lift a special-purpose address above a public one: the two
         // parts the ranking made are interleaved apart.
