@@ -206,6 +206,7 @@ final class PinnedLoad: TransferSink {
     }
 
     func finished(with failure: TransferFailure?) {
+        if case .certificate(_, let address) = failure { recorder?.certificateRefused(by: address) }
         perform(event { $0.transferFinished(failure) })
     }
 }

@@ -44,12 +44,14 @@ extension InterceptorTests {
             // The first request's transfers: the sinkhole (certificate refused), then www alone.
             #expect(log.all.first?.finalHop?.attempts.map(\.address) == [sinkhole, www])
             #expect(log.all.first?.finalHop?.address == www)
+            #expect(log.all.first?.finalHop?.certificateRefused == [sinkhole])
 
             let (second, _) = try await session.data(from: url)
             #expect(String(decoding: second, as: UTF8.self) == "origin=www host=www.example.test:\(lab.httpsPort)\n")
             #expect(log.all.count == 2)
             #expect(log.all.last?.finalHop?.addresses == [www])
             #expect(log.all.last?.finalHop?.attempts.contains { $0.address == sinkhole } == false)
+            #expect(log.all.last?.finalHop?.certificateRefused == [])
         }
 
         @Test func nameWhoseOnlyAddressIsASinkholeStillSaysCertificateUntrusted() async throws {
