@@ -54,6 +54,37 @@ extension InterceptorTests {
             #expect(log.all.last?.finalHop?.certificateRefused == [])
         }
 
+        /// 127.0.0.31 relays to www's nginx but holds each connection 100 ms before the ClientHello gets
+        /// there: measured (verified, through the real handshake) slower than 127.0.0.10, it comes second
+        /// for a name that has both, although the answer lists it first.
+        @Test func handshakeMeasuredSlowerRanksBelowTheFastOne() async throws {
+            let slow = IPAddress("127.0.0.31")!
+            let ranking = SharedAddressRanking()
+            let log = EventLog()
+            let url = try PinnedLab.url("www.example.test", "/whoami", scheme: "https")
+            defer { PinnedLab.reinstall() }
+            // Connections kept from earlier tests would be reused, and measure nothing: closed first (on
+            // the curl thread's next turn), before this test's ranking is installed.
+            PinnedURLProtocol.networkChanged()
+            try await Task.sleep(for: .milliseconds(200))
+            try await SlowHandshakeRelay.with(address: "127.0.0.31", port: lab.httpsPort, targetAddress: "127.0.0.10",
+                                              delay: .milliseconds(100)) {
+                for addresses in [#""127.0.0.31""#, #""127.0.0.10""#, #""127.0.0.31", "127.0.0.10""#] {
+                    let session = try PinnedLab.session(
+                        rules: try rules(#"{"action": "pin", "host": "www.example.test", "addresses": [\#(addresses)]}"#),
+                        observer: log.observer, ranking: ranking)
+                    let (data, _) = try await session.data(from: url)
+                    #expect(String(decoding: data, as: UTF8.self) == "origin=www host=www.example.test:\(lab.httpsPort)\n")
+                }
+            }
+            let slowTime = try #require(ranking.snapshot.smoothedTime(to: slow, port: lab.httpsPort, at: .now))
+            let fastTime = try #require(ranking.snapshot.smoothedTime(to: www, port: lab.httpsPort, at: .now))
+            #expect(slowTime >= .milliseconds(100) && slowTime < .seconds(1))
+            #expect(fastTime < .milliseconds(100))
+            #expect(log.all.map { $0.finalHop?.address } == [slow, www, www])
+            #expect(log.all.last?.finalHop?.addresses == [www, slow])
+        }
+
         @Test func nameWhoseOnlyAddressIsASinkholeStillSaysCertificateUntrusted() async throws {
             let ranking = SharedAddressRanking()
             let session = try PinnedLab.session(ranking: ranking)
