@@ -36,6 +36,9 @@ static inline CURLcode hostpin_curl_getinfo_pointer(CURL *easy, CURLINFO info, v
 static inline CURLcode hostpin_curl_getinfo_string(CURL *easy, CURLINFO info, char **value) {
     return curl_easy_getinfo(easy, info, value);
 }
+static inline CURLcode hostpin_curl_getinfo_offset(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
 static inline CURLcode hostpin_curl_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -57,6 +57,9 @@ enum VerboseEvent {
         for attempt in hop.attempts {
             lines.append("*   Trying \(attempt.address.uriHost):\(port)... (at \(milliseconds(attempt.after)) ms)")
         }
+        for address in hop.certificateRefused {
+            lines.append("* \(address): certificate not valid for \(hop.host), a likely sinkhole: excluded, next address")
+        }
         if let address = hop.address, let transport = hop.transport {
             let reused = hop.attempts.isEmpty ? " (kept-alive connection)" : ""
             lines.append("* Connected to \(hop.host) (\(address)) port \(port) via \(transport.rawValue)\(reused)")

@@ -34,6 +34,13 @@ extension ForwardProxy {
         /// after the attempt delay with no connection yet or at once when an attempt fails, the first to
         /// connect wins. Default: IPv6 first, 250 ms.
         public var happyEyeballs = HappyEyeballs()
+        /// Where the proxy learns how fast each (address, port) connects and ranks a name's addresses by
+        /// it before ``happyEyeballs`` orders the families (RFC 8305 §4; ``AddressRanking``): the fastest
+        /// first, those excluded for the name as likely sinkholes not at all, a special-purpose address
+        /// never above a public one. Default: a new ranking for this configuration (every proxy started
+        /// with it, and its copies, shares it; give the service's to share more); `nil` keeps the answer
+        /// order.
+        public var ranking: SharedAddressRanking? = SharedAddressRanking()
         /// How long the origin may take to send its response head once the request head is sent; then
         /// the client gets 504. Default: 30 seconds.
         public var originTimeout: Duration = .seconds(30)

@@ -178,7 +178,7 @@ public final class ForwardProxy: Sendable {
             let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
                                             connectTimeout: configuration.connectTimeout,
                                             proxy: ListeningEndpoint(bound: running.listener.boundAddress),
-                                            happyEyeballs: configuration.happyEyeballs)
+                                            happyEyeballs: configuration.happyEyeballs, ranking: configuration.ranking)
             let connection = ProxyConnection(client: channel, configuration: configuration, rules: liveRules, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)

@@ -15,11 +15,15 @@ struct OriginConnector: Sendable {
     let proxy: ListeningEndpoint?
     /// The attempt order and delay for names with several addresses (RFC 8305).
     var happyEyeballs = HappyEyeballs()
+    /// Ranks the addresses before ``happyEyeballs`` orders them; `nil`: answer order.
+    var ranking: SharedAddressRanking?
 
     /// A connected origin.
     struct Connection: Sendable {
         let channel: SocketChannel
         let address: SocketAddress
+        /// How long the winning attempt took to connect, from its own start (not the race's).
+        let connectTime: Duration
     }
 
     /// The addresses a request may be connected to, and where they came from.
@@ -29,7 +33,8 @@ struct OriginConnector: Sendable {
     }
 
     /// The addresses `authority` may be connected to, in the order to attempt them
-    /// (``HappyEyeballs/order(_:)``): those the resolver answers, or those a `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
+    /// (``SharedAddressRanking/attemptOrder(_:for:port:happyEyeballs:at:)`` with a ranking, else
+    /// ``HappyEyeballs/order(_:)``): those the resolver answers, or those a `pin` rule gives. A pin rule's addresses are the operator's own, so ``allowPrivate`` does not
     /// apply to them; the proxy's own address is refused either way.
     ///
     /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(_:)``,
@@ -63,7 +68,9 @@ struct OriginConnector: Sendable {
                 }
             }
         }
-        let allowed = happyEyeballs.order(addresses).map { SocketAddress(address: $0, port: authority.port) }
+        let ordered = ranking?.attemptOrder(addresses, for: authority.host.description, port: authority.port,
+                                            happyEyeballs: happyEyeballs) ?? happyEyeballs.order(addresses)
+        let allowed = ordered.map { SocketAddress(address: $0, port: authority.port) }
         if let proxy, let loop = allowed.first(where: proxy.isReached(by:)) {
             throw .targetIsProxy(loop)
         }
@@ -76,15 +83,21 @@ struct OriginConnector: Sendable {
     /// loop's timers) with no connection yet; the first to connect wins and the other attempts are
     /// cancelled. Each attempt may take ``connectTimeout``.
     ///
+    /// With `recordsTime`, the winner's connect time goes into ``ranking``: only for plain-HTTP origins,
+    /// whose TCP connection is all there is to measure. A CONNECT tunnel's TLS is end to end, so its TCP
+    /// time says nothing about the certificate (a sinkhole answers fastest): its ranking is to come from a
+    /// TLS probe of its own (issue 30), not from here.
+    ///
     /// - Throws: ``ProxyError/noAddressConnected(host:failures:)`` (the failures in the order they
     ///   happened), or ``ProxyError/connectTimedOut(host:failures:)`` when every attempt timed out.
-    func connect(host: HostName, addresses: [SocketAddress]) async throws(ProxyError) -> Connection {
+    func connect(host: HostName, addresses: [SocketAddress], recordsTime: Bool = false) async throws(ProxyError) -> Connection {
         let result: Result<Connection, ConnectFailures>
         if addresses.count == 1 {
             // Nothing to race: no task group (the common case).
             do throws(SocketError) {
+                let began = ContinuousClock.now
                 let channel = try await SocketChannel.connect(to: addresses[0], deadline: .after(connectTimeout))
-                result = .success(Connection(channel: channel, address: addresses[0]))
+                result = .success(Connection(channel: channel, address: addresses[0], connectTime: .now - began))
             } catch {
                 result = .failure(ConnectFailures(failures: [ProxyError.ConnectFailure(address: addresses[0], error: error)]))
             }
@@ -93,6 +106,9 @@ struct OriginConnector: Sendable {
         }
         switch result {
         case .success(let connection):
+            if recordsTime {
+                ranking?.record(connection.connectTime, to: connection.address.address, port: connection.address.port)
+            }
             return connection
         case .failure(let lost):
             let failures = lost.failures
@@ -105,7 +121,7 @@ struct OriginConnector: Sendable {
 
     /// What one child task of the race reports.
     private enum RaceEvent: Sendable {
-        case connected(Int, SocketChannel)
+        case connected(Int, SocketChannel, Duration)
         case failed(Int, SocketError)
         case timer(ConnectionRace.Timer)
     }
@@ -118,7 +134,7 @@ struct OriginConnector: Sendable {
         await withTaskGroup(of: RaceEvent.self) { group in
             var race = ConnectionRace(count: addresses.count, attemptDelay: delay)
             var failures: [ProxyError.ConnectFailure] = []
-            var connected: [Int: SocketChannel] = [:]
+            var connected: [Int: (channel: SocketChannel, time: Duration)] = [:]
             var actions = race.start()
             var result: Result<Connection, ConnectFailures>?
             while result == nil {
@@ -127,8 +143,10 @@ struct OriginConnector: Sendable {
                     case .connect(let index):
                         let address = addresses[index]
                         group.addTask {
+                            let began = ContinuousClock.now
                             do throws(SocketError) {
-                                return .connected(index, try await SocketChannel.connect(to: address, deadline: .after(timeout)))
+                                let channel = try await SocketChannel.connect(to: address, deadline: .after(timeout))
+                                return .connected(index, channel, .now - began)
                             } catch {
                                 return .failed(index, error)
                             }
@@ -139,19 +157,19 @@ struct OriginConnector: Sendable {
                             return .timer(timer)
                         }
                     case .won(let index, _):
-                        if let channel = connected.removeValue(forKey: index) {
-                            result = .success(Connection(channel: channel, address: addresses[index]))
+                        if let winner = connected.removeValue(forKey: index) {
+                            result = .success(Connection(channel: winner.channel, address: addresses[index], connectTime: winner.time))
                         }
                     case .abandon(let index):
-                        connected.removeValue(forKey: index)?.close()
+                        connected.removeValue(forKey: index)?.channel.close()
                     case .lost:
                         result = .failure(ConnectFailures(failures: failures))
                     }
                 }
                 guard result == nil, let event = await group.next() else { break }
                 switch event {
-                case .connected(let index, let channel):
-                    connected[index] = channel
+                case .connected(let index, let channel, let time):
+                    connected[index] = (channel, time)
                     actions = race.attemptConnected(index)
                 case .failed(let index, let error):
                     failures.append(ProxyError.ConnectFailure(address: addresses[index], error: error))
@@ -168,7 +186,7 @@ struct OriginConnector: Sendable {
             // Attempts still running are cancelled; one that connected meanwhile is closed.
             group.cancelAll()
             while let event = await group.next() {
-                if case .connected(_, let channel) = event { channel.close() }
+                if case .connected(_, let channel, _) = event { channel.close() }
             }
             return result ?? .failure(ConnectFailures(failures: failures))
         }

@@ -187,7 +187,7 @@ struct ProxyConnection: Sendable {
             if let origin {
                 current = origin
             } else {
-                let connection = try await connector.connect(host: authority.host, addresses: addresses)
+                let connection = try await connector.connect(host: authority.host, addresses: addresses, recordsTime: true)
                 current = KeptOrigin(key: KeptOrigin.Key(address: connection.address, host: authority.text),
                                      channel: connection.channel, generation: keeper.generation)
             }

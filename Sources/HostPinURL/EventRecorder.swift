@@ -19,11 +19,12 @@ final class EventRecorder: Sendable {
         var attempts: [PinnedURLProtocol.Attempt] = []
         var address: IPAddress?
         var status: Int?
+        var certificateRefused: [IPAddress] = []
 
         var value: PinnedURLProtocol.Hop {
             PinnedURLProtocol.Hop(url: url, fetchedURL: fetchedURL, rules: rules, host: fetchedURL.host ?? "",
                                   transport: transport, source: source, addresses: addresses, attempts: attempts,
-                                  address: address, status: status)
+                                  address: address, status: status, certificateRefused: certificateRefused)
         }
     }
 
@@ -71,6 +72,11 @@ final class EventRecorder: Sendable {
             hop.status = status
             hop.address = address
         }
+    }
+
+    /// `address`'s certificate failed the check for the hop's name.
+    func certificateRefused(by address: IPAddress) {
+        updateHop { $0.certificateRefused.append(address) }
     }
 
     func delivered(_ count: Int) {

@@ -13,10 +13,10 @@ import HostPin
 /// It does no I/O and owns no thread: each event (`start()`, `resolved(_:)`, `receivedHead(_:)`, …)
 /// returns the ``Action`` its driver (``PinnedLoad``) must perform, and the driver reports back what
 /// happened as the next event, as swift-nio's `HTTP1ConnectionStateMachine` and AsyncHTTPClient's
-/// request state machines do. So every transition can be driven by a test without a network. The one
-/// outside thing it reads is the cookie storage, for the cookies a redirect hop carries (after the
-/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``); it never runs the
-/// application's code (a `.decide` redirect policy is an action: ``Action/askPolicy(_:proposed:_:)``).
+/// request state machines do. So every transition can be driven by a test without a network. The
+/// outside things it reads are the cookie storage, for the cookies a redirect hop carries (after the
+/// driver has filed the redirect's own `Set-Cookie`: ``filedCookies()``), and the address ranking, if
+/// any, for the order of a hop's addresses; it never runs the application's code (a `.decide` redirect policy is an action: ``Action/askPolicy(_:proposed:_:)``).
 ///
 /// Guarantees, whatever the order of events: exactly one ending action (``Action/finish(body:)``,
 /// ``Action/fail(_:began:cancelTransfer:)`` or ``Action/cancel(_:)``), and after it, or after `stop()`,
@@ -32,6 +32,10 @@ struct InterceptionStateMachine: Sendable {
         var delivery: ResponseDelivery
         /// Whether a name's route allows it private addresses (``HostResolver/allowsPrivateAddresses(for:)``).
         var routeAllowsPrivate: @Sendable (HostName) -> Bool = { _ in false }
+        /// Ranks a resolved name's addresses by verified connection time before Happy Eyeballs orders
+        /// the families (``SharedAddressRanking/attemptOrder(_:for:port:happyEyeballs:at:)``); `nil`
+        /// keeps the answer order.
+        var ranking: SharedAddressRanking?
     }
 
     /// A hop under way: the request to send (rules' edits applied) and the rules that decided it.
@@ -118,9 +122,9 @@ struct InterceptionStateMachine: Sendable {
         case idle
         /// Waiting for the hop's host to resolve.
         case resolving(Hop)
-        /// A transfer (or a local answer) runs and no response head came yet; `remaining` are the
-        /// transfers still to try when it cannot connect.
-        case connecting(Hop, remaining: [[IPAddress]])
+        /// A transfer (or a local answer) runs and no response head came yet; `current` are the running
+        /// transfer's addresses, `remaining` the transfers still to try when it cannot connect.
+        case connecting(Hop, current: [IPAddress], remaining: [[IPAddress]])
         /// A response head came that may be a redirect to follow: waiting for ``filedCookies()``.
         case redirecting(Hop, response: HTTPURLResponse, proposed: URLRequest)
         /// Waiting for the application's redirect policy: ``policyDecided(_:)``.
@@ -206,7 +210,7 @@ struct InterceptionStateMachine: Sendable {
 
     /// The running transfer's response head (a local answer's too).
     mutating func receivedHead(_ response: HTTPURLResponse) -> Action {
-        guard case .connecting(let hop, _) = state else { return .none }
+        guard case .connecting(let hop, _, _) = state else { return .none }
         let presented = hop.request.presenting(response)
         let cookies = cookieFiling(for: hop.request)
         if case .doNotFollow = configuration.redirects {
@@ -269,16 +273,30 @@ struct InterceptionStateMachine: Sendable {
         switch state {
         case .following(let next, let body):
             return begin(next, body: body)  // the redirect's own body or error does not matter
-        case .connecting(let hop, var remaining):
+        case .connecting(let hop, let current, var remaining):
             guard let failure else {
                 return fail(URLError(.badServerResponse, url: hop.request.url, description: "the transfer ended without a response"))
             }
+            // A certificate that failed the check for the name (a likely sinkhole) came in the handshake,
+            // before any byte of the request: the same transfer's other addresses are tried without it.
+            if case .certificate(_, let address) = failure {
+                let others = current.filter { $0 != address }
+                if !others.isEmpty, others.count < current.count {
+                    state = .connecting(hop, current: others, remaining: remaining)
+                    return .send(hop, Transfer(addresses: others, transport: transport(for: hop.request, to: others),
+                                               beginsHop: false, plan: nil))
+                }
+            }
             // A connection that could not be made is worth another address; anything later is final.
-            if case .connect = failure, !remaining.isEmpty {
+            switch failure {
+            case .connect, .certificate:
+                guard !remaining.isEmpty else { break }
                 let addresses = remaining.removeFirst()
-                state = .connecting(hop, remaining: remaining)
+                state = .connecting(hop, current: addresses, remaining: remaining)
                 return .send(hop, Transfer(addresses: addresses, transport: transport(for: hop.request, to: addresses),
                                            beginsHop: false, plan: nil))
+            case .transfer:
+                break
             }
             return fail(URLError(failure.urlError.code, url: hop.request.url, description: failure.urlError.localizedDescription))
         case .receiving(let hop, let buffered):
@@ -347,7 +365,7 @@ struct InterceptionStateMachine: Sendable {
             return answerLocally(hop, status: redirect.status ?? 302,
                                  headers: [("Location", redirect.target.absoluteString), ("Content-Length", "0")], body: Data())
         case .pass(.rule):
-            state = .connecting(hop, remaining: [])
+            state = .connecting(hop, current: [], remaining: [])
             return .sendResolvedBySystem(hop)
         case .send(.pinned(let addresses, _), _):
             return send(hop, to: addresses, source: .pinned, beginsHop: true)
@@ -399,7 +417,7 @@ struct InterceptionStateMachine: Sendable {
             return fail(URLError(.badServerResponse, url: hop.request.url, description: "a rule's response could not be built"),
                         began: hop.start)
         }
-        state = .connecting(hop, remaining: [])
+        state = .connecting(hop, current: [], remaining: [])
         return .answerLocally(hop, response, body: body)
     }
 
@@ -412,7 +430,7 @@ struct InterceptionStateMachine: Sendable {
                         began: beginsHop ? hop.start : nil)
         }
         let first = attempts.removeFirst()
-        state = .connecting(hop, remaining: attempts)
+        state = .connecting(hop, current: first, remaining: attempts)
         return .send(hop, Transfer(addresses: first, transport: transport(for: hop.request, to: first), beginsHop: beginsHop,
                                    plan: AddressPlan(addresses: ([first] + attempts).flatMap { $0 }, source: source)))
     }
@@ -422,10 +440,18 @@ struct InterceptionStateMachine: Sendable {
     /// the next when one cannot connect: URLSession reports no connection before the response, so racing
     /// addresses there would send the request twice. Through libcurl (HTTPS, any IPv6 address — so every
     /// name with both A and AAAA —, or plain HTTP when the settings ask) one transfer with every address
-    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``).
+    /// in Happy Eyeballs order, which curl races itself (``CurlPinning``). With a ranking, the addresses
+    /// are ranked first (fastest verified first, those excluded for the name as sinkholes dropped) and
+    /// the family of a measured top address is the one raced first.
     private func attempts(for request: PinnedRequest, to addresses: [IPAddress]) -> [[IPAddress]] {
-        if usesInnerSession(request, to: addresses) { return addresses.map { [$0] } }
-        return addresses.isEmpty ? [] : [Self.happyEyeballs.order(addresses)]
+        let ordered: [IPAddress]
+        if let ranking = configuration.ranking, let port = UInt16(exactly: request.port) {
+            ordered = ranking.attemptOrder(addresses, for: request.rankingName, port: port, happyEyeballs: Self.happyEyeballs)
+        } else {
+            ordered = usesInnerSession(request, to: addresses) ? addresses : Self.happyEyeballs.order(addresses)
+        }
+        if usesInnerSession(request, to: ordered) { return ordered.map { [$0] } }
+        return ordered.isEmpty ? [] : [ordered]
     }
 
     /// libcurl for HTTPS (SNI and the certificate check must use the name), for IPv6 addresses

@@ -36,7 +36,8 @@ final class PinnedLoad: TransferSink {
             InterceptionStateMachine(request: request, body: body, configuration: .init(
                 rules: settings.rules, redirects: settings.redirects, cookieStorage: settings.cookieStorage,
                 plainHTTP: settings.plainHTTP, allowPrivate: settings.allowPrivate, delivery: delivery,
-                routeAllowsPrivate: { [resolver = settings.resolver] in resolver.allowsPrivateAddresses(for: $0) }))
+                routeAllowsPrivate: { [resolver = settings.resolver] in resolver.allowsPrivateAddresses(for: $0) },
+                ranking: settings.ranking))
         }
         state = Mutex(State(machine: machine))
     }
@@ -149,9 +150,12 @@ final class PinnedLoad: TransferSink {
         let transport: any Transport = transfer.transport == .urlSession ? InnerSessionTransport.shared : CurlTransport.shared(settings.tls)
         state.withLock { $0.waitForClient = transport.waitsForClient }
         recorder?.transport(transfer.transport)
+        let feed = settings.ranking.flatMap { ranking in
+            UInt16(exactly: hop.request.port).map { RankingFeed(ranking: ranking, name: hop.request.rankingName, port: $0) }
+        }
         started(transport.start(hop.request, to: transfer.addresses,
                                 attemptDelay: InterceptionStateMachine.happyEyeballs.attemptDelay,
-                                reportsConnections: recorder != nil, sink: self))
+                                reportsConnections: recorder != nil, feed: feed, sink: self))
     }
 
     /// Sends `hop`, whose host a `pass` rule names, with libcurl resolving the name through the system as
@@ -202,6 +206,7 @@ final class PinnedLoad: TransferSink {
     }
 
     func finished(with failure: TransferFailure?) {
+        if case .certificate(_, let address) = failure { recorder?.certificateRefused(by: address) }
         perform(event { $0.transferFinished(failure) })
     }
 }

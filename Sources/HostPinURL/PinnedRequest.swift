@@ -46,6 +46,10 @@ struct PinnedRequest: Sendable {
         self.body = body
     }
 
+    /// The host as the address ranking knows it: the normalised name (lower case, A-labels), as the
+    /// resolver and the proxy name it, so rankings learnt by either apply to both.
+    var rankingName: String { (try? HostName.parse(host))?.description ?? host.lowercased() }
+
     /// The request for the inner URLSession: same method, headers, body and timeout; `address` as the
     /// URL's host; `Host` set to the original authority.
     func addressed(to address: IPAddress) -> URLRequest? {

@@ -6,7 +6,7 @@ import HostPin
 
 extension PinnedURLProtocol {
     /// Receives one ``Event`` per request the interceptor handled, set with
-    /// ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``.
+    /// ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:ranking:)``.
     ///
     /// Called once the request has ended (a response delivered whole, a failure, or `cancel()`), before
     /// the task hears of its end, on whichever thread ended it (curl's, the inner session's delegate
@@ -61,6 +61,10 @@ extension PinnedURLProtocol {
         public let address: IPAddress?
         /// The hop's response status; `nil` when it got none.
         public let status: Int?
+        /// The addresses whose TLS certificate failed the check for ``host``, in the order met: likely
+        /// sinkholes. The hop moved on to its other addresses (no byte of the request had been sent), and
+        /// the address ranking, if any, excludes each for the name from then on.
+        public let certificateRefused: [IPAddress]
     }
 
     /// One connection attempt to one address.

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// For an `http` or `https` URL whose host is a name (not an IP literal, not `localhost`),
 /// `startLoading` resolves the host through the installed resolver
-/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``) and sends the request to the
+/// (``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:ranking:)``) and sends the request to the
 /// pinned addresses, moving to the next when a connection cannot be made:
 /// - plain HTTP to IPv4: the URL's host swapped for the address, `Host` set to the original host (with
 ///   `:port` only for a non-default port), sent through an inner `URLSession`;
@@ -36,8 +36,8 @@ import Synchronization
 /// hop's original host in the configured cookie storage (no transport stores cookies, so none is ever
 /// filed under an IP). The response streams back with the ORIGINAL (final) URL.
 ///
-/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:observer:base:)`` or
-/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``.
+/// Use it through ``Foundation/URLSessionConfiguration/pinned(resolver:family:extraCAFile:redirects:plainHTTP:rules:allowPrivate:observer:ranking:base:)`` or
+/// `URLProtocol.registerClass(PinnedURLProtocol.self)` after ``install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:ranking:)``.
 ///
 /// An ``Observer`` set at install receives one ``Event`` per request: the rules that decided each hop, where
 /// its addresses came from, the connection attempts and the address that answered, the transport, bytes,
@@ -61,6 +61,8 @@ public final class PinnedURLProtocol: URLProtocol {
         let rules: Rules
         let allowPrivate: Bool
         let observer: Observer?
+        /// Where connection times and sinkhole exclusions are learnt and addresses ranked; `nil`: answer order.
+        let ranking: SharedAddressRanking?
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -102,15 +104,20 @@ public final class PinnedURLProtocol: URLProtocol {
     ///     `localhost` and a `pin` rule's addresses are never guarded.
     ///   - observer: Receives one ``Event`` per request (rules, hops, addresses, transport, bytes, duration,
     ///     outcome); `nil` (the default) records nothing, at no cost.
+    ///   - ranking: Where the verified connection times of this configuration's transfers are learnt and
+    ///     a name's addresses ranked by them before Happy Eyeballs orders the families (RFC 8305 §4;
+    ///     ``AddressRanking``); a new one of its own by default (pass the service's to share it), `nil`
+    ///     to keep the answer order.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
-                               rules: Rules = Rules(), allowPrivate: Bool = true, observer: Observer? = nil) {
+                               rules: Rules = Rules(), allowPrivate: Bool = true, observer: Observer? = nil,
+                               ranking: SharedAddressRanking? = SharedAddressRanking()) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
                           cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate,
-                          observer: observer)
+                          observer: observer, ranking: ranking)
         }
     }
 
@@ -119,9 +126,11 @@ public final class PinnedURLProtocol: URLProtocol {
     /// were made on the old path, so they are closed, as soon as no transfer is in flight (those in flight
     /// finish; curl retries a request whose reused connection turns out dead on a fresh one). Plain `http`
     /// left to the inner URLSession keeps FoundationNetworking's own connections, which it does not expose.
+    /// The installed address ranking is emptied: connection times on the old path mean nothing on the new.
     /// Safe from any thread; returns at once.
     public static func networkChanged(_ change: NetworkChange = NetworkChange()) {
         CurlTransport.closeAllConnections()
+        settings.withLock { $0?.ranking }?.removeAll()
     }
 
     /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal,

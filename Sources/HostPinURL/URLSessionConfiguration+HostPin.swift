@@ -26,18 +26,22 @@ extension URLSessionConfiguration {
     ///     From a file: `rules: try Rules(contentsOf: URL(fileURLWithPath: "rules.json"))`.
     ///   - allowPrivate: Whether a resolved name may lead to private, loopback or link-local addresses
     ///     (RFC 6890); `true` by default. `false` turns the DNS-rebinding guard on (see
-    ///     ``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:)``).
+    ///     ``PinnedURLProtocol/install(resolver:family:extraCAFile:redirects:cookieStorage:plainHTTP:rules:allowPrivate:observer:ranking:)``).
     ///   - observer: Receives one event per request (``PinnedURLProtocol/Event``); `nil` by default.
+    ///   - ranking: Where addresses are ranked by verified connection time (``AddressRanking``); a new one
+    ///     for this configuration by default, `nil` to keep the answer order.
     ///   - base: The configuration to start from; `.default` by default.
     public static func pinned(resolver: any HostResolver, family: AddressFamily = .any, extraCAFile: String? = nil,
                               redirects: RedirectPolicy = .default,
                               plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession,
                               rules: Rules = Rules(), allowPrivate: Bool = true,
                               observer: PinnedURLProtocol.Observer? = nil,
+                              ranking: SharedAddressRanking? = SharedAddressRanking(),
                               base: URLSessionConfiguration = .default) -> URLSessionConfiguration {
         PinnedURLProtocol.install(resolver: resolver, family: family, extraCAFile: extraCAFile, redirects: redirects,
                                   cookieStorage: base.httpShouldSetCookies ? base.httpCookieStorage : nil,
-                                  plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate, observer: observer)
+                                  plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate, observer: observer,
+                                  ranking: ranking)
         let configuration = base
         configuration.protocolClasses = [PinnedURLProtocol.self] + (base.protocolClasses ?? [])
         return configuration

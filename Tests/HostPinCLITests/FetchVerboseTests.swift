@@ -53,6 +53,31 @@ import Testing
         ])
     }
 
+    /// A pin rule puts the sinkhole 127.0.0.66 (its certificate names hijacker.invalid) first: the handshake
+    /// fails the check for www.example.test, and the same request moves on to 127.0.0.10.
+    @Test func sinkholeMetFirstIsShownAndPassedOver() async throws {
+        try await Scratch.with { folder in
+            let https = lab.httpsPort
+            let rules = #"{"rules": [{"action": "pin", "host": "www.example.test", "addresses": ["127.0.0.66", "127.0.0.10"]}]}"#
+            try Data(rules.utf8).write(to: URL(fileURLWithPath: folder + "/rules.json"))
+            let (result, lines) = try await fetch(["--rules", folder + "/rules.json", "--ca-file", lab.caFile,
+                                                   "https://www.example.test:\(https)/whoami"])
+            #expect(result.status == 0)
+            #expect(result.standardOutput == "origin=www host=www.example.test:\(https)\n")
+            #expect(lines == [
+                "* URL: https://www.example.test:\(https)/whoami",
+                "* Rules: rules[0] (pin host www.example.test)",
+                "* www.example.test: 127.0.0.66, 127.0.0.10 (pinned)",
+                "*   Trying 127.0.0.66:\(https)... (at N ms)",
+                "*   Trying 127.0.0.10:\(https)... (at N ms)",
+                "* 127.0.0.66: certificate not valid for www.example.test, a likely sinkhole: excluded, next address",
+                "* Connected to www.example.test (127.0.0.10) port \(https) via libcurl",
+                "* Response: 200",
+                "* Done: 200, \(result.standardOutput.utf8.count) bytes in N ms",
+            ])
+        }
+    }
+
     @Test func ruleAnsweredRequestShowsTheRuleAndNoNetwork() async throws {
         try await Scratch.with { folder in
             let url = "http://www.example.test:\(port)/logo.png"

@@ -17,14 +17,15 @@ import Testing
                         rules: String? = nil, redirects: RedirectPolicy = .default, cookieStorage: HTTPCookieStorage? = nil,
                         plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession, allowPrivate: Bool = true,
                         delivery: ResponseDelivery = .stream,
-                        routeAllowsPrivate: @escaping @Sendable (HostName) -> Bool = { _ in false }) throws -> Machine {
+                        routeAllowsPrivate: @escaping @Sendable (HostName) -> Bool = { _ in false },
+                        ranking: SharedAddressRanking? = nil) throws -> Machine {
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let parsed = try rules.map { try Rules(json: Data("{\"rules\": [\($0)]}".utf8), relativeTo: URL(fileURLWithPath: "/")) } ?? Rules()
         return Machine(request: request, body: body, configuration: .init(
             rules: parsed, redirects: redirects, cookieStorage: cookieStorage, plainHTTP: plainHTTP,
-            allowPrivate: allowPrivate, delivery: delivery, routeAllowsPrivate: routeAllowsPrivate))
+            allowPrivate: allowPrivate, delivery: delivery, routeAllowsPrivate: routeAllowsPrivate, ranking: ranking))
     }
 
     static func resolution(_ name: String, _ addresses: [String], source: Resolution.Source = .upstream) throws -> Result<Resolution, ResolutionError> {
@@ -188,6 +189,44 @@ import Testing
         #expect(error.failingURL?.absoluteString == "http://www.example.test/")
         #expect(!cancel)
         #expect(Self.isNone(machine.transferFinished(Self.refused)))
+    }
+
+    /// A certificate for another name at the first of libcurl's addresses (a sinkhole): the same hop is
+    /// sent again to the transfer's other addresses, then fails as untrusted when none is left.
+    @Test func certificateRefusedMovesOnToTheTransfersOtherAddresses() throws {
+        var machine = try Self.machine("https://www.example.test/")
+        _ = try Self.resolving(machine.start())
+        let (_, first) = try Self.sending(machine.resolved(Self.resolution("www.example.test", ["192.0.2.66", "192.0.2.1", "192.0.2.2"])))
+        #expect(first.addresses == Self.addresses("192.0.2.66", "192.0.2.1", "192.0.2.2"))
+        let untrusted = URLError(.serverCertificateUntrusted)
+        let (_, second) = try Self.sending(machine.transferFinished(.certificate(untrusted, address: first.addresses[0])))
+        #expect(second == Machine.Transfer(addresses: Self.addresses("192.0.2.1", "192.0.2.2"), transport: .libcurl,
+                                           beginsHop: false, plan: nil))
+        let (_, third) = try Self.sending(machine.transferFinished(.certificate(untrusted, address: second.addresses[1])))
+        #expect(third.addresses == Self.addresses("192.0.2.1"))
+        let (error, _, _) = try Self.failure(machine.transferFinished(.certificate(untrusted, address: third.addresses[0])))
+        #expect(error.code == .serverCertificateUntrusted)
+        #expect(error.failingURL?.absoluteString == "https://www.example.test/")
+    }
+
+    @Test func rankingOrdersTheAttemptsAndDropsExcludedAddresses() throws {
+        let ranking = SharedAddressRanking()
+        let answer = Self.addresses("192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.66")
+        ranking.record(.milliseconds(40), to: answer[1], port: 443)
+        ranking.record(.milliseconds(5), to: answer[2], port: 443)
+        ranking.record(.milliseconds(1), to: answer[3], port: 443)
+        ranking.exclude(answer[3], for: "www.example.test")
+        var machine = try Self.machine("https://WWW.Example.test/", ranking: ranking)
+        _ = try Self.resolving(machine.start())
+        let (_, transfer) = try Self.sending(machine.resolved(Self.resolution("www.example.test", answer.map(\.description))))
+        #expect(transfer.addresses == Self.addresses("192.0.2.3", "192.0.2.2", "192.0.2.1"))
+        // Plain HTTP through the inner URLSession: one address per transfer, in the ranked order.
+        var plain = try Self.machine("http://www.example.test/", ranking: ranking)
+        ranking.record(.milliseconds(2), to: answer[0], port: 80)
+        _ = try Self.resolving(plain.start())
+        let (_, firstPlain) = try Self.sending(plain.resolved(Self.resolution("www.example.test", answer.map(\.description))))
+        #expect(firstPlain.addresses == Self.addresses("192.0.2.1"))
+        #expect(firstPlain.plan?.addresses == Self.addresses("192.0.2.1", "192.0.2.2", "192.0.2.3"))
     }
 
     @Test func aResolutionWithNoAddressFailsWithCannotConnect() throws {

@@ -24,10 +24,12 @@ enum PinnedLab {
     static func session(delegate: (any URLSessionDelegate)? = nil, redirects: RedirectPolicy = .default,
                         plainHTTP: PinnedURLProtocol.PlainHTTPTransport = .urlSession, rules: Rules = Rules(),
                         observer: PinnedURLProtocol.Observer? = nil,
+                        ranking: SharedAddressRanking? = SharedAddressRanking(),
                         base: URLSessionConfiguration = .ephemeral) throws -> URLSession {
         guard let resolver else { throw Lab.Problem.notRunning }
         return URLSession(configuration: .pinned(resolver: resolver, extraCAFile: lab?.caFile, redirects: redirects,
-                                                 plainHTTP: plainHTTP, rules: rules, observer: observer, base: base),
+                                                 plainHTTP: plainHTTP, rules: rules, observer: observer,
+                                                 ranking: ranking, base: base),
                           delegate: delegate, delegateQueue: nil)
     }
 

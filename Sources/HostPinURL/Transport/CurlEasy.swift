@@ -183,6 +183,7 @@ final class CurlEasy {
         guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)
         else { return }
         responded = true
+        recordConnectionTime()
         job.sink.received(response, from: job.reportsConnections ? primaryAddress() : nil)
     }
 
@@ -222,6 +223,25 @@ final class CurlEasy {
         return IPAddress(String(cString: text))
     }
 
+    /// Tells the feed how long this transfer's connection took to be usable, when the transfer made a new
+    /// one (a reused connection was measured when it was made): for HTTPS until the TLS handshake was
+    /// done, which with verification always on means the name's certificate was verified
+    /// (`CURLINFO_APPCONNECT_TIME_T`); for plain HTTP until TCP connected (`CURLINFO_CONNECT_TIME_T`). Both
+    /// count from the transfer's start: the name lookup (a connect-to entry's: none) is taken off, the
+    /// Happy Eyeballs stagger before the winning attempt is not.
+    private func recordConnectionTime() {
+        guard let feed = job.feed, let address = primaryAddress() else { return }
+        var connects = 0
+        guard hostpin_curl_getinfo_long(raw, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 else { return }
+        let secure = job.request.url?.scheme?.lowercased() == "https"
+        var connected: curl_off_t = 0
+        var lookup: curl_off_t = 0
+        guard hostpin_curl_getinfo_offset(raw, secure ? CURLINFO_APPCONNECT_TIME_T : CURLINFO_CONNECT_TIME_T, &connected)
+                == CURLE_OK, connected > 0 else { return }
+        _ = hostpin_curl_getinfo_offset(raw, CURLINFO_NAMELOOKUP_TIME_T, &lookup)
+        feed.ranking.record(.microseconds(Int64(max(connected - lookup, 0))), to: address, port: feed.port)
+    }
+
     private func body(_ data: Data) {
         job.sink.received(data)
     }
@@ -233,14 +253,20 @@ final class CurlEasy {
         return count >= 0 ? count : Int(HOSTPIN_CURL_READFUNC_ABORT)
     }
 
-    /// Reports the transfer's end to the sink.
+    /// Reports the transfer's end to the sink. A certificate that failed the check for the name
+    /// (`CURLE_PEER_FAILED_VERIFICATION`) is reported with the address that presented it, which the feed
+    /// excludes for the name.
     func finish(_ result: CURLcode) {
-        if result == CURLE_OK {
+        guard result != CURLE_OK else {
             job.sink.finished(with: nil)
-        } else {
-            job.sink.finished(with: TransferFailure(curl: result, message: String(cString: curl_easy_strerror(result)),
-                                                    url: job.request.url))
+            return
         }
+        var failure = TransferFailure(curl: result, message: String(cString: curl_easy_strerror(result)), url: job.request.url)
+        if result == CURLE_PEER_FAILED_VERIFICATION, job.pinning != nil, let address = primaryAddress() {
+            failure = .certificate(failure.urlError, address: address)
+            job.feed.map { $0.ranking.exclude(address, for: $0.name) }
+        }
+        job.sink.finished(with: failure)
     }
 
     /// Frees the handle and its lists; call once, after removing it from the multi handle.

@@ -50,9 +50,10 @@ final class CurlTransport: Transport {
     }
 
     func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration, reportsConnections: Bool,
-               sink: any TransferSink) -> any TransferHandle {
+               feed: RankingFeed?, sink: any TransferSink) -> any TransferHandle {
         let job = CurlJob(request: request.original, body: request.body, pinning: request.curlPinning(to: addresses),
-                          attemptDelay: attemptDelay, reportsConnections: reportsConnections, tls: tls, sink: sink)
+                          attemptDelay: attemptDelay, reportsConnections: reportsConnections, tls: tls, feed: feed,
+                          sink: sink)
         let id = multi.submit(job)
         return Handle(id: id, multi: multi)
     }
@@ -64,7 +65,7 @@ final class CurlTransport: Transport {
         -> any TransferHandle
     {
         let job = CurlJob(request: request.original, body: request.body, pinning: nil, attemptDelay: nil,
-                          reportsConnections: reportsConnections, tls: tls, sink: sink)
+                          reportsConnections: reportsConnections, tls: tls, feed: nil, sink: sink)
         return Handle(id: multi.submit(job), multi: multi)
     }
 
@@ -89,6 +90,9 @@ struct CurlJob: Sendable {
     /// response's address (`CURLINFO_PRIMARY_IP`).
     let reportsConnections: Bool
     let tls: CurlTransport.TLS
+    /// Where the connection's verified time and a failed certificate are reported; `nil` for none (no
+    /// ranking, or a host curl resolves itself).
+    let feed: RankingFeed?
     let sink: any TransferSink
 }
 

@@ -44,7 +44,7 @@ final class InnerSessionTransport: Transport {
     /// moves to the next when it cannot connect): URLSession reports no connection before the response,
     /// so it cannot race addresses without sending the request twice.
     func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay _: Duration, reportsConnections: Bool,
-               sink: any TransferSink) -> any TransferHandle {
+               feed _: RankingFeed?, sink: any TransferSink) -> any TransferHandle {
         guard let address = addresses.first, let addressed = request.addressed(to: address) else {
             sink.finished(with: .transfer(URLError(.badURL, url: request.url, description: "the URL cannot be pinned")))
             return InnerTask(router: router, control: control)

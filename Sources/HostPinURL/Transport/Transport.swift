@@ -18,9 +18,10 @@ protocol Transport: Sendable {
     /// The inner URLSession takes one IPv4 address; curl races several as Happy Eyeballs does, each next
     /// attempt after `attemptDelay` (RFC 8305 §5). With `reportsConnections`, the sink hears of each
     /// connection attempt and the response's address (for an observer); without, curl is asked nothing
-    /// about them.
+    /// about them. With a `feed`, the transport records in it the connection's verified time and excludes
+    /// an address whose certificate failed (curl does; the inner URLSession reports no connection time).
     func start(_ request: PinnedRequest, to addresses: [IPAddress], attemptDelay: Duration, reportsConnections: Bool,
-               sink: any TransferSink) -> any TransferHandle
+               feed: RankingFeed?, sink: any TransferSink) -> any TransferHandle
 }
 
 /// Receives one transfer's events, in order: connection attempts, one response, data as it arrives,
@@ -39,12 +40,15 @@ protocol TransferSink: Sendable {
 enum TransferFailure: Error, Sendable {
     /// No connection to the address could be made (refused, unreachable): another address may work.
     case connect(URLError)
+    /// The TLS handshake with `address` failed the certificate check for the name: a likely sinkhole.
+    /// No byte of the request was sent (it follows the handshake), so another address may be tried.
+    case certificate(URLError, address: IPAddress)
     /// Anything else: the transfer is over.
     case transfer(URLError)
 
     var urlError: URLError {
         switch self {
-        case .connect(let error), .transfer(let error): error
+        case .connect(let error), .certificate(let error, _), .transfer(let error): error
         }
     }
 }
