@@ -26,7 +26,8 @@ public protocol HostResolver: Sendable {
 
     /// The addresses a fresh cache entry holds for `name` and `family`, read without building a
     /// ``Resolution`` and without waiting; `nil` when there is none (then ``resolve(_:family:)`` answers).
-    /// The proxy, the interceptor and the DNS stub ask it first on every request. The default is `nil`:
+    /// The proxy and the interceptor ask it first on every request, then resolve on `nil` (which counts
+    /// the miss in the cache's statistics: this does not). The default is `nil`:
     /// a resolver with no cache of its own; ``CachingResolver`` answers from its cache.
     func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses?
 

@@ -47,24 +47,32 @@ struct OriginConnector: Sendable {
             addresses = ruleAddresses
             source = .pinnedByRule
         case .resolve:
-            let resolution: Resolution
-            do throws(ResolutionError) {
-                resolution = try await resolver.resolve(authority.host, family: .any)
-            } catch {
-                throw .nameNotResolved(authority.host, error)
+            let resolved: [IPAddress]
+            // A fresh cache hit read in place (no `Resolution` built); a resolution otherwise.
+            if let cached = resolver.cachedAddresses(authority.host, family: .any) {
+                resolved = cached.map(\.address)
+                source = .resolved(.cache)
+            } else {
+                let resolution: Resolution
+                do throws(ResolutionError) {
+                    resolution = try await resolver.resolve(authority.host, family: .any)
+                } catch {
+                    throw .nameNotResolved(authority.host, error)
+                }
+                resolved = resolution.ipAddresses
+                source = .resolved(resolution.source)
             }
-            source = .resolved(resolution.source)
             if allowPrivate {
-                addresses = resolution.ipAddresses
+                addresses = resolved
             } else {
                 do throws(RebindingRefusal) {
-                    addresses = try RebindingGuard.admitted(resolution.ipAddresses, for: authority.host)
+                    addresses = try RebindingGuard.admitted(resolved, for: authority.host)
                 } catch {
                     // A name whose route allows private addresses (split DNS: internal resolvers answer
                     // RFC 1918 ones) passes; a public name that resolves privately is still refused. Asked
                     // only here, so an ordinary connection never looks its route up.
                     guard resolver.allowsPrivateAddresses(for: authority.host) else { throw .privateAddress(error) }
-                    addresses = resolution.ipAddresses
+                    addresses = resolved
                 }
             }
         }

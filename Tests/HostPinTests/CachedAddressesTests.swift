@@ -88,4 +88,22 @@ import Testing
         #expect(after.map(\.address.description) == ["127.0.0.11"])
         #expect(after.generation != before.generation)
     }
+
+    /// The proxy and the interceptor ask `cachedAddresses` first and `resolve` on `nil`: each request is
+    /// counted once in the cache's statistics, a miss or a negative hit by `resolve` alone.
+    @Test func aLookupThenAResolutionIsCountedOnce() async throws {
+        let server = try await FaultServer(upstream: lab.trustedDNS)
+        let resolver = try CacheTestSupport.resolver(server.address, clock: ManualClock())
+        func request(_ text: String) async throws {
+            let name = try HostName.parse(text)
+            if resolver.cachedAddresses(name, family: .v4) == nil {
+                _ = await CacheTestSupport.error { () async throws(ResolutionError) in try await resolver.resolve(name, family: .v4) }
+            }
+        }
+        for text in ["www.example.test", "www.example.test", "missing.example.test", "missing.example.test", "www.example.test"] {
+            try await request(text)
+        }
+        let statistics = resolver.cache.statistics
+        #expect((statistics.hits, statistics.negativeHits, statistics.misses) == (2, 1, 2))
+    }
 }

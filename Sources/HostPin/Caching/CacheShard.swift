@@ -581,22 +581,26 @@ struct CacheShard {
     /// with ``lookup(_:name:now:counting:claimingRefresh:)``, not counting.
     ///
     /// - Parameter inline: `name`'s text inline (made before the lock is taken), `nil` when too long.
-    mutating func freshHit(_ name: HostName, inline: InlineName?, family: AddressFamily, now: UInt64, claimingRefresh: Bool)
-        -> Hit
+    /// - Parameter positiveOnly: For a caller that uses only a positive answer and resolves the name
+    ///   otherwise (which counts the lookup then): a miss and a negative entry are not counted, and a
+    ///   negative entry is reported as a miss.
+    mutating func freshHit(_ name: HostName, inline: InlineName?, family: AddressFamily, now: UInt64, claimingRefresh: Bool,
+                           positiveOnly: Bool = false) -> Hit
     {
         guard let slot = slot(of: name.text, inline: inline, hash: name.textHash, family: family) else {
-            misses += 1
+            if !positiveOnly { misses += 1 }
             return .miss(removed: false)
         }
         let (chunk, offset) = Self.place(slots[slot])
         guard chunks[chunk][offset].expiresAt > now else {
-            misses += 1
+            if !positiveOnly { misses += 1 }
             guard chunks[chunk][offset].keepUntil <= now else { return .miss(removed: false) }
             remove(slot: slot)
             return .miss(removed: true)
         }
         markReferenced(chunk, offset)
         if chunks[chunk][offset].flags & Node.negative != 0, let rare = chunks[chunk][offset].rare, rare.negative != nil {
+            if positiveOnly { return .miss(removed: false) }
             negativeHits += 1
             return .negative(rare)
         }

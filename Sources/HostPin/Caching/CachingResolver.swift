@@ -91,13 +91,14 @@ public final class CachingResolver: HostResolver {
     /// The fresh cached addresses for `name` and `family`, read in place (nothing is allocated), or `nil`
     /// when ``resolve(_:family:)`` would not answer from a fresh positive entry: an IP literal,
     /// `localhost` or a special-use name (answered by `resolve` itself), a negative entry, an expired one,
-    /// none. A hit is counted and claims a due refresh-ahead exactly as `resolve`'s does; a miss is
-    /// counted too, so a caller that then calls `resolve` should expect the cache's statistics to count
-    /// that name twice. Never waits and never asks an upstream.
+    /// none. A hit is counted and claims a due refresh-ahead exactly as `resolve`'s does; a miss is not
+    /// counted: the caller resolves the name next, and that counts it. Never waits and never asks an
+    /// upstream.
     public func cachedAddresses(_ name: HostName, family: AddressFamily) -> CachedAddresses? {
         if name.mayBeAnsweredLocally, ResolutionOutcome.literal(for: name, family: family, routing: upstream) != nil { return nil }
         let now = cache.now()
-        guard case .addresses(let addresses, let generation) = cache.freshHit(name, family: family, now: now, claimingRefresh: true)
+        guard case .addresses(let addresses, let generation) = cache.freshHit(name, family: family, now: now, claimingRefresh: true,
+                                                                              positiveOnly: true)
         else { return nil }
         if let generation { refresh(name, family: family, generation: generation, now: now) }
         return addresses

@@ -237,10 +237,12 @@ public final class ResolutionCache: Sendable {
     /// The fresh answer for `name` and `family` at `now`, counted
     /// (``CacheShard/freshHit(_:inline:family:now:claimingRefresh:)``); with `claimingRefresh`, a due
     /// refresh-ahead is claimed for this caller.
-    func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false) -> CacheShard.Hit {
+    func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false,
+                  positiveOnly: Bool = false) -> CacheShard.Hit {
         let inline = InlineName(name.text)
         return shards[Self.shardIndex(for: name)].table.withLock { table in
-            let hit = table.freshHit(name, inline: inline, family: family, now: now, claimingRefresh: claimingRefresh)
+            let hit = table.freshHit(name, inline: inline, family: family, now: now, claimingRefresh: claimingRefresh,
+                                     positiveOnly: positiveOnly)
             if case .miss(removed: true) = hit { total.subtract(1, ordering: .relaxed) }
             return hit
         }
