@@ -62,6 +62,26 @@ import Glibc
         return text.split(separator: "\n").first { $0.hasPrefix(line + " ") }.flatMap { Double($0.split(separator: " ").last!) }
     }
 
+    /// How many connections each instance's store has made (`hostpin_shared_cache_connections_total`).
+    private func connections(_ instances: [ServeProcess]) async throws -> [Double] {
+        var counts: [Double] = []
+        for instance in instances { counts.append(try await metric(instance, "hostpin_shared_cache_connections_total") ?? -1) }
+        return counts
+    }
+
+    /// Waits (up to 20 s) until each instance's store is connected on a connection made after `made`
+    /// (``connections(_:)`` then): "connected" alone can still be an idle connection to the Redis that
+    /// went away, which the store finds within its one-second idle check.
+    private func reconnected(_ instances: [ServeProcess], after made: [Double]) async throws -> Bool {
+        try await eventually {
+            for (instance, count) in zip(instances, made) {
+                guard try await metric(instance, "hostpin_shared_cache_connected") == 1,
+                      try await metric(instance, "hostpin_shared_cache_connections_total") ?? 0 > count else { return false }
+            }
+            return true
+        }
+    }
+
     private func keys(_ redis: RedisServer) async throws -> Int {
         Int(try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
@@ -134,7 +154,7 @@ import Glibc
             expectAnswered(try await answers, killed, "killed")
             // Hung (SIGSTOP): a new Redis on the same port, stopped; no answer waits for it.
             let hung = try await RedisServer(port: redis.port)
-            try await Task.sleep(for: .seconds(3))  // both reconnect (backoff at most 2 s)
+            #expect(try await reconnected([first, second], after: [1, 1]), "both reconnect (backoff at most 2 s)")
             hung.hang()
             let names = (1...100).map { "n\($0).hung.example.test" }
             let started = ContinuousClock.now
@@ -156,18 +176,24 @@ import Glibc
             print("shared cache, Redis hung: dig query times \(times) ms")
             #expect(times.count == 5 && times.allSatisfy { $0 < 2000 }, "\(times)")
             // Resumed after a restart: sharing resumes once both have reconnected.
+            let made = try await connections([first, second])
             hung.kill()
             let restarted = try await RedisServer(port: redis.port)
             defer { restarted.kill() }
-            try await Task.sleep(for: .seconds(3))
+            #expect(try await reconnected([first, second], after: made))
             let shared = (1...50).map { "n\($0).resumed.example.test" }
             expectAnswered(try await lookup(shared, through: first), shared, "resumed, first")
             let storedAgain = try await eventually { try await keys(restarted) == 100 }
             let countAgain = try await keys(restarted)
             #expect(storedAgain, "keys: \(countAgain)")
             let before = try await lab.countedQueries()
+            let counts = ["late_total", "lookups_total{result=\"error\"}", "lookups_total{result=\"hit\"}", "lookups_total{result=\"miss\"}", "connections_total", "connected"]
+            var was: [Double] = []
+            for name in counts { was.append(try await metric(second, "hostpin_shared_cache_" + name) ?? -1) }
             expectAnswered(try await lookup(shared, through: second), shared, "resumed, second")
-            #expect(try await lab.countedQueries() == before)
+            var now: [Double] = []
+            for name in counts { now.append(try await metric(second, "hostpin_shared_cache_" + name) ?? -1) }
+            #expect(try await lab.countedQueries() == before, "\(counts) before \(was) after \(now)")
         }
     }
 

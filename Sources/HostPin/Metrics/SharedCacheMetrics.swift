@@ -1,5 +1,7 @@
 /// What the shared cache (Redis) did for a running service: `hostpin_shared_cache_lookups_total{result}`,
-/// `hostpin_shared_cache_writes_total` and `hostpin_shared_cache_lookup_seconds` (README.md, "Metrics").
+/// `hostpin_shared_cache_writes_total`, `hostpin_shared_cache_lookup_seconds`, and the store's
+/// connection: `hostpin_shared_cache_connected`, `hostpin_shared_cache_connections_total` (README.md,
+/// "Metrics").
 ///
 /// Counted by ``SharedCache`` when a store's reply arrives: one lookup per miss of the memory cache that
 /// asked the store. Relaxed atomic increments only. Thread-safe.
@@ -37,7 +39,12 @@ public final class SharedCacheMetrics: Sendable {
     /// One count per bound and one for larger, then the sum in microseconds.
     private let latency = AtomicCounters<11>()
 
-    public init() {
+    /// The store whose connection is reported; `nil` reports none.
+    private let store: (any SharedCacheStore)?
+
+    /// Metrics for a shared cache in `store` (whose connection they report, when given).
+    public init(store: (any SharedCacheStore)? = nil) {
+        self.store = store
         precondition(Result.allCases.count == 5 && Self.bounds.count == 9, "the counters hold every label")
     }
 
@@ -74,6 +81,14 @@ public final class SharedCacheMetrics: Sendable {
         let late = "hostpin_shared_cache_late_total"
         exposition.family(late, .counter, help: "Shared-cache lookups not answered within the patience (the upstreams were asked too).")
         exposition.sample(late, self.late)
+        if let store {
+            let connected = "hostpin_shared_cache_connected"
+            exposition.family(connected, .gauge, help: "Whether the shared cache's store (Redis) is connected now: 1 or 0.")
+            exposition.sample(connected, store.isConnected ? 1 : 0)
+            let connections = "hostpin_shared_cache_connections_total"
+            exposition.family(connections, .counter, help: "Connections made to the shared cache's store, reconnections included.")
+            exposition.sample(connections, store.connectionCount)
+        }
         let seconds = "hostpin_shared_cache_lookup_seconds"
         exposition.family(seconds, .histogram, help: "Time from a shared-cache lookup to the store's reply.")
         exposition.histogram(seconds, [], bounds: Self.bounds, counts: (0...Self.bounds.count).map { latency[$0] },

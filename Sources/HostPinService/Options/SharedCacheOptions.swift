@@ -97,8 +97,7 @@ public struct SharedCacheOptions: Sendable, Equatable {
     /// The store and the shared cache these options ask for, written and read under `resolver`'s
     /// DNSSEC mode and upstreams.
     package func makeSharedCache(for resolver: TrustedResolver.Configuration) -> SharedCache {
-        SharedCache(store: RedisStore(endpoint: endpoint, password: password), secret: secret,
-                    policy: Self.policy(for: resolver), metrics: SharedCacheMetrics())
+        SharedCache(store: RedisStore(endpoint: endpoint, password: password), secret: secret, policy: Self.policy(for: resolver))
     }
 
     /// The policy of a writer resolving with `resolver`: its DNSSEC mode and its upstreams.

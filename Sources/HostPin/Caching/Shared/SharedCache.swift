@@ -26,13 +26,14 @@ public final class SharedCache: Sendable {
     /// Runs the patience deadlines.
     let timer: DeadlineTimer
 
-    /// A shared cache in `store`, written and read under `policy`.
+    /// A shared cache in `store`, written and read under `policy`; its metrics are `metrics`, or new ones
+    /// reporting `store`'s connection.
     public init(store: any SharedCacheStore, secret: SharedCacheSecret, policy: SharedCachePolicy,
-                patience: Duration = .milliseconds(20), metrics: SharedCacheMetrics = SharedCacheMetrics()) {
+                patience: Duration = .milliseconds(20), metrics: SharedCacheMetrics? = nil) {
         self.store = store
         self.secret = secret
         self.patience = patience
-        self.metrics = metrics
+        self.metrics = metrics ?? SharedCacheMetrics(store: store)
         currentPolicy = Mutex(policy)
         timer = DeadlineTimer(name: "hostpin-shared-cache-timer")
     }

@@ -15,6 +15,16 @@ public protocol SharedCacheStore: Sendable {
     /// Stores `value` under `key` for `seconds` (at least 1), after which the store drops it itself.
     /// Best effort: dropped when the store is down or its queue is full.
     func set(_ key: String, value: [UInt8], seconds: UInt32)
+    /// Whether the store can answer now (connected, for a store over the network). The default is true.
+    var isConnected: Bool { get }
+    /// How many connections the store has made, reconnections included; 0 for a store that makes none
+    /// (the default).
+    var connectionCount: Int { get }
+}
+
+extension SharedCacheStore {
+    public var isConnected: Bool { true }
+    public var connectionCount: Int { 0 }
 }
 
 /// What a ``SharedCacheStore`` answered to one `get`.
