@@ -76,6 +76,9 @@ public struct TrustAnchors: Sendable, Hashable {
             guard let record = DNSSECRecord(presentation: line), record.dnsClass == 1 else {
                 throw .badLine(path: path, line: index + 1, text: String(line.prefix(80)))
             }
+            if let (field, value, bound) = Self.truncatedField(line, record) {
+                throw .fieldOutOfRange(path: path, line: index + 1, field: field, value: value, maximum: bound)
+            }
             records.append(record)
         }
         guard sawLine else { throw .empty(path: path) }
@@ -86,6 +89,34 @@ public struct TrustAnchors: Sendable, Hashable {
             throw .noSupportedAnchor(path: path, zone: unusable.zone.description)
         }
         return anchors
+    }
+
+    /// The first of a DS's or DNSKEY's numeric fields (key tag, algorithm, digest type; flags, protocol,
+    /// algorithm: RFC 4034 §5.1, §2.1) whose decimal text in `line` is not what ldns read into `record`,
+    /// with its name, the text and the field's largest value. ldns keeps only the low octet of an
+    /// algorithm written `269`, which would read as 13; written as a mnemonic (`RSASHA256`) a field is
+    /// not compared. `nil` when every one fits, and for other types.
+    private static func truncatedField(_ line: String, _ record: DNSSECRecord) -> (String, String, Int)? {
+        let names: [(String, Int)]
+        switch record.type {
+        case 43: names = [("key tag", 0xFFFF), ("algorithm", 0xFF), ("digest type", 0xFF)]
+        case 48: names = [("flags", 0xFFFF), ("protocol", 0xFF), ("algorithm", 0xFF)]
+        default: return nil
+        }
+        let tokens = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let typeName = record.type == 43 ? "DS" : "DNSKEY"
+        // The type is the first token naming it after the owner (a TTL and the class may come between).
+        guard let typeIndex = tokens.dropFirst().firstIndex(where: { $0.uppercased() == typeName }), record.rdata.count >= 4 else {
+            return nil
+        }
+        let values = [Int(record.rdata[0]) << 8 | Int(record.rdata[1]), Int(record.rdata[2]), Int(record.rdata[3])]
+        for (offset, (name, bound)) in names.enumerated() {
+            let position = typeIndex + 1 + offset
+            guard position < tokens.count, tokens[position].allSatisfy(\.isASCII), tokens[position].allSatisfy(\.isNumber) else { continue }
+            let text = tokens[position]
+            if Int(text) != values[offset] { return (name, String(text), bound) }
+        }
+        return nil
     }
 
     /// The anchors of several files together (a repeated `--trust-anchor`), in the order given.

@@ -11,12 +11,15 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
     case badLine(path: String, line: Int, text: String)
     /// Every record for `zone` has an algorithm or digest type HostPin does not check.
     case noSupportedAnchor(path: String, zone: String)
+    /// Line `line`'s `field` (a DS's key tag, algorithm or digest type, a DNSKEY's flags, protocol or
+    /// algorithm) is `value`, more than the field holds (`maximum`): ldns would have kept only its low bits.
+    case fieldOutOfRange(path: String, line: Int, field: String, value: String, maximum: Int)
 
     public var description: String {
         switch self {
         case .unreadable(let path, _), .empty(let path), .noAnchorRecord(let path), .noSupportedAnchor(let path, _):
             "trust anchor file \(path): \(reason)"
-        case .badLine(let path, _, _): "trust anchor file \(path), \(reason)"
+        case .badLine(let path, _, _), .fieldOutOfRange(let path, _, _, _, _): "trust anchor file \(path), \(reason)"
         }
     }
 
@@ -29,6 +32,8 @@ public enum TrustAnchorError: Error, Sendable, Hashable, CustomStringConvertible
         case .noAnchorRecord: "it holds no DS or DNSKEY record"
         case .noSupportedAnchor(_, let zone): "no record for \(zone) has an algorithm and digest type HostPin checks"
         case .badLine(_, let line, let text): "line \(line): not a DS or DNSKEY record: \(text)"
+        case .fieldOutOfRange(_, let line, let field, let value, let maximum):
+            "line \(line): the \(field) \(value) is not a number from 0 to \(maximum)"
         }
     }
 }

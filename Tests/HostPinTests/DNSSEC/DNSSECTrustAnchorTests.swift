@@ -58,6 +58,24 @@ import Testing
         #expect(try TrustAnchors.load(path: oneGood).closest(to: .root)?.ds.count == 2)
     }
 
+    /// ldns keeps an octet field's low bits: `DS 21532 269 2` was read as algorithm 13, `65536` as key tag 0.
+    @Test func aNumberTooLargeForItsFieldIsRefused() throws {
+        let digest = "E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"
+        for (line, field, value, maximum) in [(". IN DS 21532 269 2 \(digest)", "algorithm", "269", 255),
+                                              (". 3600 IN DS 20326 8 258 \(digest)", "digest type", "258", 255),
+                                              (". IN DNSKEY 257 3 269 AwEAAag=", "algorithm", "269", 255),
+                                              (". IN DNSKEY 257 259 13 AwEAAag=", "protocol", "259", 255)] {
+            let path = try file("; header\n\(line)\n")
+            #expect(throws: TrustAnchorError.fieldOutOfRange(path: path, line: 2, field: field, value: value, maximum: maximum), "\(line)") {
+                try TrustAnchors.load(path: path)
+            }
+        }
+        let mnemonic = try file(". IN DS 20326 ECDSAP256SHA256 2 \(digest)\n")
+        #expect(try TrustAnchors.load(path: mnemonic).closest(to: .root)?.ds.count == 1)
+        #expect(TrustAnchorError.fieldOutOfRange(path: "f", line: 2, field: "algorithm", value: "269", maximum: 255).description
+                == "trust anchor file f, line 2: the algorithm 269 is not a number from 0 to 255")
+    }
+
     @Test func badLineIsNamedByItsNumber() throws {
         let path = try file("; header\n. IN DS 20326 8 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D\nnot a record at all\n")
         #expect(throws: TrustAnchorError.badLine(path: path, line: 3, text: "not a record at all")) { try TrustAnchors.load(path: path) }
