@@ -83,6 +83,8 @@ import Testing
         (["corp.test=127.0.0.1,dnssec=maybe"], "invalid value for '--route': 'corp.test=127.0.0.1,dnssec=maybe': dnssec 'maybe' is not validate, report or off"),
         (["corp.test=127.0.0.1", "corp.test=127.0.0.2"], "invalid value for '--route': corp.test has two routes"),
         (["x.onion=127.0.0.1"], "invalid value for '--route': x.onion is of the special-use zone onion"),
+        (["corp.test=127.0.0.1:1,127.0.0.1:1"], "invalid value for '--route': 'corp.test=127.0.0.1:1,127.0.0.1:1': '127.0.0.1:1' is listed twice"),
+        (["corp.test,Corp.Test.=127.0.0.1"], "invalid value for '--route': 'corp.test,Corp.Test.=127.0.0.1': 'corp.test' is listed twice"),
         (["localhost=127.0.0.1"], "invalid value for '--route': localhost is of the special-use zone localhost"),
     ]
 

@@ -45,6 +45,7 @@ package enum RouteOptions {
                 let reason = if case .badName(_, let problem) = error { "\(problem)" } else { error.description }
                 throw bad("'\(item)' is not a valid domain name: \(reason)")
             }
+            guard !domains.contains(domain) else { throw bad("'\(domain)' is listed twice") }
             domains.append(domain)
         }
         guard text.index(after: equals) < text.endIndex else { throw bad("the route names no server") }
@@ -67,11 +68,15 @@ package enum RouteOptions {
                 }
                 continue
             }
+            let upstream: Upstream
             do throws(Upstream.ParseError) {
-                upstreams.append(try Upstream.parse(String(item)))
+                upstream = try Upstream.parse(String(item))
             } catch {
                 throw bad(error.description)
             }
+            // Listed twice, a server would be asked twice in a row when it fails.
+            guard !upstreams.contains(upstream) else { throw bad("'\(upstream)' is listed twice") }
+            upstreams.append(upstream)
         }
         var route = Route(domains: domains, upstreams: upstreams)
         route.allowPrivate = allowPrivate
