@@ -233,6 +233,8 @@ import Glibc
         (["--shared-cache", "redis://127.0.0.1:6379", "--shared-cache-secret", "LONG",
           "--shared-cache-password-file", "/nonexistent/password"], "/nonexistent/password"),
         (["--shared-cache-secret", "LONG"], "need --shared-cache"),
+        (["--shared-cache", "redis://127.0.0.1:6379", "--shared-cache-secret", "/dev/zero"],
+         "cannot read '/dev/zero' for '--shared-cache-secret': it is not a regular file (a directory, device, FIFO or socket)"),
     ])
     func badSharedCacheOptionsAreUsageErrors(_ arguments: [String], _ says: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostpin-shared-\(UUID())").path

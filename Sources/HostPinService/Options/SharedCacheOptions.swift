@@ -69,13 +69,14 @@ public struct SharedCacheOptions: Sendable, Equatable {
     /// The bytes of the file at `path`, at most ``fileLimit``.
     private static func read(_ path: String, option: String) throws(UsageError) -> [UInt8] {
         try InputFile.checkReadable(path, option: option)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadableFile(option: option, path: path, reason: "it cannot be read")
-        }
-        guard data.count <= fileLimit else {
+        do throws(FileProblem) {
+            // A regular file only, read within the bound: /dev/zero or a FIFO is refused, never read on.
+            return Array(try BoundedFile.contents(of: path, limit: fileLimit))
+        } catch .tooLarge {
             throw .unreadableFile(option: option, path: path, reason: "it is larger than \(fileLimit) bytes")
+        } catch {
+            throw .unreadableFile(option: option, path: path, reason: error.description)
         }
-        return Array(data)
     }
 
     /// The help lines for these options.
