@@ -81,8 +81,12 @@ public struct AddressRanking: Sendable {
     /// certificate check for `name`. Other names with the same address are not affected.
     ///
     /// - Parameter name: The normalised host name (``HostName/description``).
-    public mutating func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant) {
+    /// - Returns: `true` when `address` was not excluded for `name` already (a new finding, to report).
+    @discardableResult
+    public mutating func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant) -> Bool {
+        let isNew = !isExcluded(address, for: name, at: now)
         exclusions.update(Exclusion(name: name, address: address), at: now) { _ in () }
+        return isNew
     }
 
     /// Whether `address` is excluded for `name` at `now`.

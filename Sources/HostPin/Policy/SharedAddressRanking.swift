@@ -24,7 +24,10 @@ public final class SharedAddressRanking: Sendable {
     }
 
     /// ``AddressRanking/exclude(_:for:at:)`` under the lock.
-    public func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant = .now) {
+    ///
+    /// - Returns: `true` when `address` was not excluded for `name` already.
+    @discardableResult
+    public func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant = .now) -> Bool {
         ranking.withLock { $0.exclude(address, for: name, at: now) }
     }
 
