@@ -118,7 +118,7 @@ struct ProxyCommand: ServiceCommand {
                                             rules: rules, timeout: timeout)
         let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: allowRemote, watchBeside: nil)
         // --ca-file is for every TLS check HostPin makes: the CONNECT targets' ranking probe's too.
-        proxyOptions.configuration.tlsProbe?.caFile = groups.trusted.caFile
+        proxyOptions.configuration.probe?.caFile = groups.trusted.caFile
         var resolverConfiguration = groups.trusted.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
         var configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,

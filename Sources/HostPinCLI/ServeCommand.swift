@@ -135,7 +135,7 @@ struct ServeCommand: ServiceCommand {
         }
         let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: dns.allowRemote, watchBeside: dns.listenAddresses)
         // --ca-file is for every TLS check HostPin makes: the CONNECT targets' ranking probe's too.
-        proxy.configuration.tlsProbe?.caFile = groups.trusted.caFile
+        proxy.configuration.probe?.caFile = groups.trusted.caFile
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
                 throw .invalidValue(option: "--dns-listen", reason: "\(address) is not a loopback address; "

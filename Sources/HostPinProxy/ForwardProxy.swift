@@ -31,7 +31,7 @@ public final class ForwardProxy: Sendable {
     /// The rules in force, at first ``Configuration/rules``, replaceable while the proxy runs (a reload):
     /// each request reads them once, when its head has arrived.
     public let liveRules: LiveRules
-    /// The background TLS probe of CONNECT targets (``Configuration/tlsProbe``) feeding
+    /// The background TLS probe of CONNECT targets (``Configuration/probe``) feeding
     /// ``Configuration/ranking``; `nil` when either is off.
     public let rankingProbe: RankingProbe?
 
@@ -58,7 +58,7 @@ public final class ForwardProxy: Sendable {
         self.resolver = resolver
         liveRules = LiveRules(configuration.rules)
         rankingProbe = configuration.ranking.flatMap { ranking in
-            configuration.tlsProbe.map { RankingProbe(ranking: ranking, configuration: $0) }
+            configuration.probe.map { RankingProbe(ranking: ranking, configuration: $0) }
         }
         keeper = OriginKeeper(timeout: configuration.originKeepAlive)
     }

@@ -79,6 +79,16 @@ struct OriginConnector: Sendable {
         return Pinning(addresses: allowed, source: source)
     }
 
+    /// Starts a background TCP probe (``RankingProbe``) of a plain-HTTP origin's `addresses` when there
+    /// are several and ``ranking`` lacks a time for one: ``connect(host:addresses:recordsTime:)`` times
+    /// only the race's winner, so a slow address measured once would stay ahead of a fast one never tried.
+    func probeUnmeasured(_ authority: RequestTarget.Authority, _ addresses: [SocketAddress]) {
+        guard let probe, let ranking, addresses.count > 1 else { return }
+        let ips = addresses.map(\.address)
+        guard ranking.lacksTime(for: ips, port: authority.port) else { return }
+        probe.probe(authority.host, port: authority.port, addresses: ips, handshake: .tcp)
+    }
+
     /// Connects to one of `addresses` (in ``HappyEyeballs/order(_:)``'s order, as ``addresses(for:_:)``
     /// gives them), racing them as RFC 8305 §5 says (``ConnectionRace``): the first at once, each next
     /// one when the previous attempt fails or after ``happyEyeballs``' attempt delay (250 ms, on the event

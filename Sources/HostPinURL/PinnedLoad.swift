@@ -167,9 +167,7 @@ final class PinnedLoad: TransferSink {
         guard let probe = settings.probe, let feed, transfer.plan != nil, transfer.addresses.count > 1,
               hop.request.url.scheme?.lowercased() == "https", let name = try? HostName.parse(hop.request.host)
         else { return }
-        let ranking = feed.ranking.snapshot
-        let now = ContinuousClock.now
-        guard transfer.addresses.contains(where: { ranking.smoothedTime(to: $0, port: feed.port, at: now) == nil }) else { return }
+        guard feed.ranking.lacksTime(for: transfer.addresses, port: feed.port) else { return }
         probe.probe(name, port: feed.port, addresses: transfer.addresses)
     }
 

@@ -35,7 +35,7 @@ import Testing
                 configuration.rules = rules
                 configuration.ranking = ranking
                 configuration.metrics = metrics
-                configuration.tlsProbe = probe
+                configuration.probe = probe
                 configuration.probedPorts = [lab.httpsPort]
                 configuration.allowedConnectPorts.insert(lab.httpsPort)
                 configuration.diagnosticLog = { line in lines.withLock { $0.append(line) } }

@@ -1,3 +1,4 @@
+import CCurl
 import Synchronization
 
 /// Background TLS probes that teach a ``SharedAddressRanking`` what a connection whose TLS is not
@@ -39,6 +40,15 @@ public final class RankingProbe: Sendable {
 
         /// The defaults above.
         public init() {}
+    }
+
+    /// What one probe of an address does.
+    public enum Handshake: Sendable, Hashable {
+        /// A TLS handshake, the certificate verified for the name (``CertificateProbe``'s): for TLS ports.
+        case tls
+        /// A TCP connection only (`CURLOPT_CONNECT_ONLY` on an `http` URL), timed to connected: for
+        /// plain-HTTP origins, where there is no certificate to check (and so no sinkhole to find).
+        case tcp
     }
 
     /// An address whose certificate failed the check for the name: a likely sinkhole, now excluded.
@@ -91,11 +101,12 @@ public final class RankingProbe: Sendable {
     ///   - name: The name the certificates must be valid for (its normalised form is the ranking's key).
     ///   - port: The TLS port.
     ///   - addresses: The addresses to probe (the first ``Configuration/maximumAddresses``).
+    ///   - handshake: What to time: ``Handshake/tls`` (the default) or ``Handshake/tcp``.
     ///   - report: Called from the probe's thread once per address newly excluded as a likely sinkhole.
     ///   - done: Called from the probe's thread when every address was probed (tests wait for it).
     /// - Returns: Whether a probe was started.
     @discardableResult
-    public func probe(_ name: HostName, port: UInt16, addresses: [IPAddress],
+    public func probe(_ name: HostName, port: UInt16, addresses: [IPAddress], handshake: Handshake = .tls,
                       report: (@Sendable (Sinkhole) -> Void)? = nil, done: (@Sendable () -> Void)? = nil) -> Bool {
         guard name.literalAddress == nil, !addresses.isEmpty else { return false }
         let target = Target(name: name.description, port: port)
@@ -111,7 +122,7 @@ public final class RankingProbe: Sendable {
         let transfer = StoppableTransfer()
         let chosen = Array(addresses.prefix(configuration.maximumAddresses))
         let started = threads.start(name: "hostpin-rank-probe", stop: { transfer.stop() }) { [self] in
-            run(name, port, chosen, transfer, report)
+            run(name, port, chosen, handshake, transfer, report)
             state.withLock { $0.running -= 1 }
             done?()
         }
@@ -130,12 +141,14 @@ public final class RankingProbe: Sendable {
     }
 
     /// The probe's body, on its own thread: each address in turn, its outcome into the ranking.
-    private func run(_ name: HostName, _ port: UInt16, _ addresses: [IPAddress], _ transfer: StoppableTransfer,
-                     _ report: (@Sendable (Sinkhole) -> Void)?) {
+    private func run(_ name: HostName, _ port: UInt16, _ addresses: [IPAddress], _ handshake: Handshake,
+                     _ transfer: StoppableTransfer, _ report: (@Sendable (Sinkhole) -> Void)?) {
         let key = name.description
         for address in addresses {
-            let (outcome, time) = CertificateProbe.timedHandshake(name, address, port, configuration.caFile,
-                                                                  configuration.timeout, transfer)
+            let (outcome, time) = switch handshake {
+            case .tls: CertificateProbe.timedHandshake(name, address, port, configuration.caFile, configuration.timeout, transfer)
+            case .tcp: Self.timedConnect(name, address, port, configuration.timeout, transfer)
+            }
             switch outcome {
             case .valid:
                 ranking.record(time ?? configuration.timeout, to: address, port: port)
@@ -149,5 +162,29 @@ public final class RankingProbe: Sendable {
                 ranking.record(configuration.timeout, to: address, port: port)
             }
         }
+    }
+
+    /// One TCP connection to `address`:`port`, waited for on the calling thread; `transfer`'s stop ends
+    /// it early. The outcome is ``CertificateProbe/Outcome/valid`` when it connected (nothing to verify
+    /// on plain HTTP), with the time to connected (`CURLINFO_CONNECT_TIME_T` less the look-up).
+    static func timedConnect(_ name: HostName, _ address: IPAddress, _ port: UInt16, _ timeout: Duration,
+                             _ transfer: StoppableTransfer) -> (outcome: CertificateProbe.Outcome, time: Duration?) {
+        var server = EncryptedUpstream(transport: .https(path: "/"), name: name, port: port)
+        server.bootstrap = [address]
+        guard let curl = UpstreamCurlHandle(upstream: server, url: "http://\(name.text):\(port)/") else {
+            return (.failed(.transferFailed(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "libcurl could not create a handle")), nil)
+        }
+        defer { curl.close() }
+        curl.set(CURLOPT_PROTOCOLS_STR, "http")  // the handle's default is https only
+        curl.set(CURLOPT_CONNECT_ONLY, 1)
+        curl.set(CURLOPT_TIMEOUT_MS, max(1, timeout.millisecondsRoundedUp))  // 0 would mean "no timeout"
+        guard curl.setupResult == CURLE_OK else { return (.failed(curl.failure(curl.setupResult)), nil) }
+        guard let code = transfer.perform(curl.raw) else { return (.failed(.cancelled), nil) }
+        guard code == CURLE_OK else { return (.failed(curl.failure(code)), nil) }
+        var connected: curl_off_t = 0
+        var lookup: curl_off_t = 0
+        guard hostpin_curl_getinfo_offset(curl.raw, CURLINFO_CONNECT_TIME_T, &connected) == CURLE_OK else { return (.valid, nil) }
+        _ = hostpin_curl_getinfo_offset(curl.raw, CURLINFO_NAMELOOKUP_TIME_T, &lookup)
+        return (.valid, .microseconds(max(0, connected - lookup)))
     }
 }

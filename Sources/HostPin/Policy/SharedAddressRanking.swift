@@ -36,6 +36,11 @@ public final class SharedAddressRanking: Sendable {
         ranking.withLock { $0.isExcluded(address, for: name, at: now) }
     }
 
+    /// Whether one of `addresses` has no connection time on `port` at `now` (a probe would tell).
+    public func lacksTime(for addresses: [IPAddress], port: UInt16, at now: ContinuousClock.Instant = .now) -> Bool {
+        ranking.withLock { ranking in addresses.contains { ranking.smoothedTime(to: $0, port: port, at: now) == nil } }
+    }
+
     /// `addresses` ranked (``AddressRanking/order(_:for:port:at:)``) and then put in Happy Eyeballs order
     /// (RFC 8305 §4): the preferred family is the top-ranked address's when it was measured, else
     /// `happyEyeballs`' own; each family keeps the ranked order, and the special-purpose addresses of a
