@@ -31,7 +31,7 @@ public final class ForwardProxy: Sendable {
     /// The rules in force, at first ``Configuration/rules``, replaceable while the proxy runs (a reload):
     /// each request reads them once, when its head has arrived.
     public let liveRules: LiveRules
-    /// The background TLS probe of CONNECT targets (``Configuration/probe``) feeding
+    /// The background probes of CONNECT and plain-HTTP targets (``Configuration/probe``) feeding
     /// ``Configuration/ranking``; `nil` when either is off.
     public let rankingProbe: RankingProbe?
 

@@ -17,7 +17,8 @@ struct OriginConnector: Sendable {
     var happyEyeballs = HappyEyeballs()
     /// Ranks the addresses before ``happyEyeballs`` orders them; `nil`: answer order.
     var ranking: SharedAddressRanking?
-    /// Probes CONNECT targets' TLS in the background to feed ``ranking``; `nil`: no probe.
+    /// Probes in the background what ``ranking`` lacks (CONNECT targets' TLS, plain-HTTP targets' other
+    /// addresses); `nil`: no probe.
     var probe: RankingProbe?
 
     /// A connected origin.
