@@ -114,9 +114,11 @@ struct ProxyCommand: ServiceCommand {
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last ?? .milliseconds(Int64(Self.defaultTimeoutSeconds * 1000))
         let rules = try RulesOption.parse(&parser)
-        let proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
+        var proxyOptions = try ProxyOptions(parsing: &parser, listenAddress: listenAddress, allowRemote: allowRemote,
                                             rules: rules, timeout: timeout)
         let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: allowRemote, watchBeside: nil)
+        // --ca-file is for every TLS check HostPin makes: the CONNECT targets' ranking probe's too.
+        proxyOptions.configuration.probe?.caFile = groups.trusted.caFile
         var resolverConfiguration = groups.trusted.configuration(useTCP: false)
         resolverConfiguration.budget = min(resolverConfiguration.budget, timeout)
         var configuration = ServiceConfiguration(dns: nil, proxyOptions: proxyOptions, resolverConfiguration: resolverConfiguration,

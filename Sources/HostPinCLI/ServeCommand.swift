@@ -126,7 +126,7 @@ struct ServeCommand: ServiceCommand {
         }.last ?? .nxdomain
         let rules = try RulesOption.parse(&parser)
         // Parsed without --listen too, so that a proxy-only option there is named rather than unknown.
-        let proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyOptions.defaultListen)!,
+        var proxy = try ProxyOptions(parsing: &parser, listenAddress: proxyAddress ?? SocketAddress(ProxyOptions.defaultListen)!,
                                      allowRemote: dns.allowRemote, rules: rules,
                                      timeout: .milliseconds(Int64(ProxyOptions.defaultTimeoutSeconds * 1000)))
         // A configuration file's proxy keys wait for a proxy to apply to; the command line's are a mistake.
@@ -134,6 +134,8 @@ struct ServeCommand: ServiceCommand {
             throw .conflict("\(option) applies to the proxy: add --listen IP:PORT to run it")
         }
         let groups = try ServiceOptionGroups(parsing: &parser, allowRemote: dns.allowRemote, watchBeside: dns.listenAddresses)
+        // --ca-file is for every TLS check HostPin makes: the CONNECT targets' ranking probe's too.
+        proxy.configuration.probe?.caFile = groups.trusted.caFile
         if !dns.allowRemote {
             for address in dns.listenAddresses where address.address.specialPurposeBlock?.name != "loopback" {
                 throw .invalidValue(option: "--dns-listen", reason: "\(address) is not a loopback address; "

@@ -41,6 +41,18 @@ extension ForwardProxy {
         /// with it, and its copies, shares it; give the service's to share more); `nil` keeps the answer
         /// order.
         public var ranking: SharedAddressRanking? = SharedAddressRanking()
+        /// The background probes that feed ``ranking`` what the proxy's own connections do not show
+        /// (``RankingProbe``). A tunnel's TLS is the client's, end to end: for a CONNECT to one of
+        /// ``probedPorts`` the proxy handshakes with each of the target's addresses itself, verifying the
+        /// target name's certificate and sending no request, and records verified handshake times, the
+        /// timeout for an address that did not answer, and an exclusion (counted in ``metrics``, one
+        /// ``diagnosticLog`` line) for one whose certificate failed the check. A plain-HTTP request
+        /// measures only the address that won its race: when the target has another without a time, the
+        /// proxy times a TCP connection to each. Default: on, 2 s per address, each name and port once per
+        /// 5 minutes, 4 names at once; `nil`, or no ``ranking``, turns it off.
+        public var probe: RankingProbe.Configuration? = RankingProbe.Configuration()
+        /// The CONNECT ports whose targets ``probe`` probes with TLS handshakes. Default: 443 only.
+        public var probedPorts: Set<UInt16> = [443]
         /// How long the origin may take to send its response head once the request head is sent; then
         /// the client gets 504. Default: 30 seconds.
         public var originTimeout: Duration = .seconds(30)

@@ -31,6 +31,9 @@ public final class ForwardProxy: Sendable {
     /// The rules in force, at first ``Configuration/rules``, replaceable while the proxy runs (a reload):
     /// each request reads them once, when its head has arrived.
     public let liveRules: LiveRules
+    /// The background probes of CONNECT and plain-HTTP targets (``Configuration/probe``) feeding
+    /// ``Configuration/ranking``; `nil` when either is off.
+    public let rankingProbe: RankingProbe?
 
     private struct Running {
         var listener: Listener
@@ -54,6 +57,9 @@ public final class ForwardProxy: Sendable {
         self.configuration = configuration
         self.resolver = resolver
         liveRules = LiveRules(configuration.rules)
+        rankingProbe = configuration.ranking.flatMap { ranking in
+            configuration.probe.map { RankingProbe(ranking: ranking, configuration: $0) }
+        }
         keeper = OriginKeeper(timeout: configuration.originKeepAlive)
     }
 
@@ -178,7 +184,8 @@ public final class ForwardProxy: Sendable {
             let connector = OriginConnector(resolver: resolver, allowPrivate: configuration.allowPrivate,
                                             connectTimeout: configuration.connectTimeout,
                                             proxy: ListeningEndpoint(bound: running.listener.boundAddress),
-                                            happyEyeballs: configuration.happyEyeballs, ranking: configuration.ranking)
+                                            happyEyeballs: configuration.happyEyeballs, ranking: configuration.ranking,
+                                            probe: rankingProbe)
             let connection = ProxyConnection(client: channel, configuration: configuration, rules: liveRules, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)

@@ -17,6 +17,9 @@ struct OriginConnector: Sendable {
     var happyEyeballs = HappyEyeballs()
     /// Ranks the addresses before ``happyEyeballs`` orders them; `nil`: answer order.
     var ranking: SharedAddressRanking?
+    /// Probes in the background what ``ranking`` lacks (CONNECT targets' TLS, plain-HTTP targets' other
+    /// addresses); `nil`: no probe.
+    var probe: RankingProbe?
 
     /// A connected origin.
     struct Connection: Sendable {
@@ -83,6 +86,16 @@ struct OriginConnector: Sendable {
             throw .targetIsProxy(loop)
         }
         return Pinning(addresses: allowed, source: source)
+    }
+
+    /// Starts a background TCP probe (``RankingProbe``) of a plain-HTTP origin's `addresses` when there
+    /// are several and ``ranking`` lacks a time for one: ``connect(host:addresses:recordsTime:)`` times
+    /// only the race's winner, so a slow address measured once would stay ahead of a fast one never tried.
+    func probeUnmeasured(_ authority: RequestTarget.Authority, _ addresses: [SocketAddress]) {
+        guard let probe, let ranking, addresses.count > 1 else { return }
+        let ips = addresses.map(\.address)
+        guard ranking.lacksTime(for: ips, port: authority.port) else { return }
+        probe.probe(authority.host, port: authority.port, addresses: ips, handshake: .tcp)
     }
 
     /// Connects to one of `addresses` (in ``HappyEyeballs/order(_:)``'s order, as ``addresses(for:_:)``

@@ -168,6 +168,7 @@ struct ProxyConnection: Sendable {
         let authority = target.authority
         let pinning = try await connector.addresses(for: authority, target.addresses)
         let addresses = pinning.addresses
+        connector.probeUnmeasured(authority, addresses)
         let retryable = head.framing == .none && Self.idempotentMethods.contains(head.method)
         var origin: KeptOrigin?
         if let previous = kept {

@@ -35,6 +35,7 @@ struct Tunnel: Sendable {
             case .open(let target, let addresses):
                 let pinning = try await connector.addresses(for: target, addresses)
                 source = pinning.source
+                if configuration.probedPorts.contains(target.port) { probe(target, pinning.addresses) }
                 origin = try await connector.connect(host: target.host, addresses: pinning.addresses)
             }
         } catch {
@@ -62,6 +63,16 @@ struct Tunnel: Sendable {
             // The client left before the tunnel started.
         }
         connection.log(head.method, head.targetText, origin.address, 200, total, started, when, rules: rules, source: source)
+    }
+
+    /// Starts the background TLS probe of `target`'s `addresses` (``RankingProbe``: at most once per
+    /// name per interval, returns at once); a likely sinkhole it finds is counted and logged.
+    private func probe(_ target: RequestTarget.Authority, _ addresses: [SocketAddress]) {
+        let (metrics, log) = (configuration.metrics, configuration.diagnosticLog)
+        connector.probe?.probe(target.host, port: target.port, addresses: addresses.map(\.address)) { sinkhole in
+            metrics?.countSinkhole()
+            log?("hostpin proxy: \(sinkhole)")
+        }
     }
 
     /// Copies bytes from `source` to `sink` until `source` ends (then half-closes `sink`) or fails (then

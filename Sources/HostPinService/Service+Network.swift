@@ -37,7 +37,7 @@ extension Service {
     }
 
     /// One change: closes the proxy's kept origin connections and the encrypted upstreams' connections,
-    /// empties the proxy's address ranking,
+    /// empties the proxy's address ranking (and lets its TLS probe ask each CONNECT target again),
     /// ends every hold-down and probes each upstream, drops negative and stale answers, and refreshes the
     /// names in use in the background for up to ``refreshWindow``. The trusted upstreams stay the only
     /// ones asked: the new network's resolver never is. One log line says what changed and what was done.
@@ -47,6 +47,7 @@ extension Service {
         let closed = proxy?.proxy.closeKeptOrigins() ?? 0
         // Connection times measured on the old path rank nothing on the new one.
         proxy?.proxy.configuration.ranking?.removeAll()
+        proxy?.proxy.rankingProbe?.forgetProbed()
         let keys = namesToRefresh()
         upstream.current.networkChanged(probing: keys.first?.name)
         let dropped = cache.cache.removeNegativeAndStale()

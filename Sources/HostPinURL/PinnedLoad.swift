@@ -153,9 +153,22 @@ final class PinnedLoad: TransferSink {
         let feed = settings.ranking.flatMap { ranking in
             UInt16(exactly: hop.request.port).map { RankingFeed(ranking: ranking, name: hop.request.rankingName, port: $0) }
         }
+        probeUnmeasured(hop, transfer, settings, feed)
         started(transport.start(hop.request, to: transfer.addresses,
                                 attemptDelay: InterceptionStateMachine.happyEyeballs.attemptDelay,
                                 reportsConnections: recorder != nil, feed: feed, sink: self))
+    }
+
+    /// Starts the background TLS probe of `transfer`'s addresses when the hop is HTTPS, has several
+    /// addresses, and the ranking lacks a time for one of them (``RankingProbe``: once per name and port
+    /// per interval): this transfer measures only the address it connects to.
+    private func probeUnmeasured(_ hop: InterceptionStateMachine.Hop, _ transfer: InterceptionStateMachine.Transfer,
+                                 _ settings: PinnedURLProtocol.Settings, _ feed: RankingFeed?) {
+        guard let probe = settings.probe, let feed, transfer.plan != nil, transfer.addresses.count > 1,
+              hop.request.url.scheme?.lowercased() == "https", let name = try? HostName.parse(hop.request.host)
+        else { return }
+        guard feed.ranking.lacksTime(for: transfer.addresses, port: feed.port) else { return }
+        probe.probe(name, port: feed.port, addresses: transfer.addresses)
     }
 
     /// Sends `hop`, whose host a `pass` rule names, with libcurl resolving the name through the system as

@@ -63,6 +63,9 @@ public final class PinnedURLProtocol: URLProtocol {
         let observer: Observer?
         /// Where connection times and sinkhole exclusions are learnt and addresses ranked; `nil`: answer order.
         let ranking: SharedAddressRanking?
+        /// Measures in the background the addresses of an HTTPS name that ``ranking`` has no time for
+        /// yet (``RankingProbe``); made with the ranking, `nil` without one.
+        let probe: RankingProbe?
     }
 
     /// The `URLError.userInfo` key under which a request refused by a `block` rule names the rule
@@ -107,17 +110,24 @@ public final class PinnedURLProtocol: URLProtocol {
     ///   - ranking: Where the verified connection times of this configuration's transfers are learnt and
     ///     a name's addresses ranked by them before Happy Eyeballs orders the families (RFC 8305 §4;
     ///     ``AddressRanking``); a new one of its own by default (pass the service's to share it), `nil`
-    ///     to keep the answer order.
+    ///     to keep the answer order. With a ranking, an HTTPS hop to a name with several addresses, one of
+    ///     which the ranking has no time for, also starts a background TLS probe of them (``RankingProbe``:
+    ///     a handshake each, `extraCAFile` trusted, no request sent; each name and port once per 5
+    ///     minutes): a transfer measures only the address it used, and without the probe an address that
+    ///     answered slowly once would stay ahead of a faster one never tried.
     public static func install(resolver: any HostResolver, family: AddressFamily = .any,
                                extraCAFile: String? = nil, redirects: RedirectPolicy = .default,
                                cookieStorage: HTTPCookieStorage? = .shared, plainHTTP: PlainHTTPTransport = .urlSession,
                                rules: Rules = Rules(), allowPrivate: Bool = true, observer: Observer? = nil,
                                ranking: SharedAddressRanking? = SharedAddressRanking()) {
         let tls = CurlTransport.TLS(extraCAFile: extraCAFile)
+        var probing = RankingProbe.Configuration()
+        probing.caFile = extraCAFile
+        let probe = ranking.map { RankingProbe(ranking: $0, configuration: probing) }
         settings.withLock {
             $0 = Settings(resolver: resolver, family: family, tls: tls, redirects: redirects,
                           cookieStorage: cookieStorage, plainHTTP: plainHTTP, rules: rules, allowPrivate: allowPrivate,
-                          observer: observer, ranking: ranking)
+                          observer: observer, ranking: ranking, probe: probe)
         }
     }
 
@@ -126,11 +136,14 @@ public final class PinnedURLProtocol: URLProtocol {
     /// were made on the old path, so they are closed, as soon as no transfer is in flight (those in flight
     /// finish; curl retries a request whose reused connection turns out dead on a fresh one). Plain `http`
     /// left to the inner URLSession keeps FoundationNetworking's own connections, which it does not expose.
-    /// The installed address ranking is emptied: connection times on the old path mean nothing on the new.
+    /// The installed address ranking is emptied (connection times on the old path mean nothing on the
+    /// new) and its probe may ask every name again.
     /// Safe from any thread; returns at once.
     public static func networkChanged(_ change: NetworkChange = NetworkChange()) {
         CurlTransport.closeAllConnections()
-        settings.withLock { $0?.ranking }?.removeAll()
+        let (ranking, probe) = settings.withLock { ($0?.ranking, $0?.probe) }
+        ranking?.removeAll()
+        probe?.forgetProbed()
     }
 
     /// Whether HostPin takes `request`: `https` to any host, and `http` to a name or an IPv6 literal,

@@ -18,7 +18,10 @@ import Testing
 
     @Test func plainHTTPRecordsTheWinningAttemptsConnectTime() async throws {
         let ranking = SharedAddressRanking()
-        try await ProxyLab.withProxy({ $0.ranking = ranking }) { proxy, lab, log in
+        try await ProxyLab.withProxy({ configuration in
+            configuration.ranking = ranking
+            configuration.probe = nil  // the race's own measure alone (the probe's: the next test)
+        }) { proxy, lab, log in
             // multi.example.test: 127.0.0.12 refuses, 127.0.0.10 wins.
             let result = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "multi.example.test", "/whoami")])
             #expect(result.standardOutput == "origin=www host=multi.example.test:\(lab.httpPort)\n")
@@ -27,6 +30,30 @@ import Testing
             #expect(measured > .zero && measured < .seconds(1))
             #expect(ranking.snapshot.smoothedTime(to: IPAddress("127.0.0.12")!, port: lab.httpPort, at: .now) == nil)
             #expect(ranking.snapshot.measuredCount == 1)
+        }
+    }
+
+    /// The race measures only its winner: 127.0.0.11 measured slow (100 ms, as if once) would stay ahead
+    /// of 127.0.0.10, never tried. The proxy's TCP probe times a connection to each, and the next request
+    /// goes to the faster one.
+    @Test func plainHTTPTargetWithAnUnmeasuredAddressIsProbed() async throws {
+        let ranking = SharedAddressRanking()
+        let rules = try pin(#""127.0.0.11", "127.0.0.10""#)
+        try await ProxyLab.withProxy({ configuration in
+            configuration.rules = rules
+            configuration.ranking = ranking
+        }) { proxy, lab, log in
+            ranking.record(.milliseconds(100), to: cdn, port: lab.httpPort)
+            let first = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "www.example.test", "/whoami")])
+            #expect(first.standardOutput == "origin=cdn host=www.example.test:\(lab.httpPort)\n")
+            for _ in 0..<100 where ranking.snapshot.smoothedTime(to: www, port: lab.httpPort, at: .now) == nil {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let fast = try #require(ranking.snapshot.smoothedTime(to: www, port: lab.httpPort, at: .now))
+            #expect(fast < .milliseconds(50), "\(fast)")
+            let second = try await ProxyLab.curl(["-x", "http://\(proxy)", ProxyLab.http(lab, "www.example.test", "/whoami")])
+            #expect(second.standardOutput == "origin=www host=www.example.test:\(lab.httpPort)\n")
+            #expect((await log.waitFor(2)).map { $0.pinned?.description } == ["127.0.0.11:\(lab.httpPort)", "127.0.0.10:\(lab.httpPort)"])
         }
     }
 

@@ -79,7 +79,11 @@ public enum SlowHandshakeRelay {
             guard count > 0 else { break }
             var sent = 0
             while sent < count {
-                let written = buffer[sent..<count].withUnsafeBytes { write(destination, $0.baseAddress, $0.count) }
+                // MSG_NOSIGNAL: a client that closed first (a probe's handshake, done before the origin's
+                // session tickets arrive) must be an EPIPE here, not a SIGPIPE that kills the test process.
+                let written = buffer[sent..<count].withUnsafeBytes {
+                    send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard written > 0 else { break }
                 sent += written
             }

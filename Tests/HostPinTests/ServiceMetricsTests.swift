@@ -40,6 +40,8 @@ import Testing
         proxy.connectionClosed()
         proxy.addRelayed(100, .toClient)
         proxy.addRelayed(7, .toOrigin)
+        proxy.countSinkhole()
+        proxy.countSinkhole()
         let metrics = ServiceMetrics(resolver: trusted, cache: caching.cache, proxy: proxy)
         let exposition = metrics.exposition()
         let samples = Self.samples(exposition)
@@ -53,7 +55,7 @@ import Testing
             "hostpin_proxy_requests_total{kind=\"http\",code=\"200\"} 2", "hostpin_proxy_requests_total{kind=\"connect\",code=\"200\"} 1",
             "hostpin_proxy_requests_total{kind=\"http\",code=\"502\"} 1", "hostpin_proxy_open_connections 1",
             "hostpin_proxy_connections_total 2", "hostpin_proxy_relayed_bytes_total{direction=\"to_client\"} 100",
-            "hostpin_proxy_relayed_bytes_total{direction=\"to_origin\"} 7",
+            "hostpin_proxy_relayed_bytes_total{direction=\"to_origin\"} 7", "hostpin_proxy_sinkhole_addresses_total 2",
         ] {
             #expect(samples.contains(line), "missing \(line)")
         }

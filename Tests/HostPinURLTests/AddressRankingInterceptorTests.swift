@@ -85,6 +85,38 @@ extension InterceptorTests {
             #expect(log.all.last?.finalHop?.addresses == [www, slow])
         }
 
+        /// The gap a transfer leaves (issue 30): it measures only the address it connected to, so 127.0.0.31
+        /// (100 ms late, listed first) measured once would stay ahead of 127.0.0.10, never tried. The
+        /// interceptor's background probe (``RankingProbe``) measures the other address too, and the next
+        /// request goes to the fast one.
+        @Test func unmeasuredAddressIsProbedSoAMeasuredSlowOneDoesNotStayAhead() async throws {
+            let slow = IPAddress("127.0.0.31")!
+            let ranking = SharedAddressRanking()
+            let log = EventLog()
+            let url = try PinnedLab.url("www.example.test", "/whoami", scheme: "https")
+            defer { PinnedLab.reinstall() }
+            PinnedURLProtocol.networkChanged()  // no kept connection of an earlier test is reused
+            try await Task.sleep(for: .milliseconds(200))
+            try await SlowHandshakeRelay.with(address: "127.0.0.31", port: lab.httpsPort, targetAddress: "127.0.0.10",
+                                              delay: .milliseconds(100)) {
+                let session = try PinnedLab.session(
+                    rules: try rules(#"{"action": "pin", "host": "www.example.test", "addresses": ["127.0.0.31", "127.0.0.10"]}"#),
+                    observer: log.observer, ranking: ranking)
+                let (first, _) = try await session.data(from: url)
+                #expect(String(decoding: first, as: UTF8.self) == "origin=www host=www.example.test:\(lab.httpsPort)\n")
+                for _ in 0..<100 where ranking.snapshot.smoothedTime(to: www, port: lab.httpsPort, at: .now) == nil {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let (second, _) = try await session.data(from: url)
+                #expect(String(decoding: second, as: UTF8.self) == "origin=www host=www.example.test:\(lab.httpsPort)\n")
+            }
+            #expect(log.all.map { $0.finalHop?.address } == [slow, www])
+            #expect(log.all.last?.finalHop?.addresses == [www, slow])
+            let slowTime = try #require(ranking.snapshot.smoothedTime(to: slow, port: lab.httpsPort, at: .now))
+            let fastTime = try #require(ranking.snapshot.smoothedTime(to: www, port: lab.httpsPort, at: .now))
+            #expect(slowTime >= .milliseconds(100) && fastTime < .milliseconds(100), "\(slowTime) \(fastTime)")
+        }
+
         @Test func nameWhoseOnlyAddressIsASinkholeStillSaysCertificateUntrusted() async throws {
             let ranking = SharedAddressRanking()
             let session = try PinnedLab.session(ranking: ranking)

@@ -86,26 +86,45 @@ public struct CertificateProbe: Sendable, Hashable {
     /// One handshake, waited for; runs on a thread of its own, which `transfer`'s stop ends early.
     private static func handshake(_ name: HostName, _ address: IPAddress, _ port: UInt16, _ caFile: String?,
                                   _ timeout: Duration, _ transfer: StoppableTransfer) -> Outcome {
+        timedHandshake(name, address, port, caFile, timeout, transfer).outcome
+    }
+
+    /// One handshake with `address` on `port`, the certificate verified for `name`, waited for on the
+    /// calling thread (a thread of its own, never Swift's pool); `transfer`'s stop ends it early.
+    ///
+    /// - Returns: How it ended and, when the certificate was valid, how long the connection took to be
+    ///   usable: TCP and TLS up, the certificate verified (`CURLINFO_APPCONNECT_TIME_T`, less the
+    ///   `CURLOPT_RESOLVE` look-up's `CURLINFO_NAMELOOKUP_TIME_T`).
+    static func timedHandshake(_ name: HostName, _ address: IPAddress, _ port: UInt16, _ caFile: String?,
+                               _ timeout: Duration, _ transfer: StoppableTransfer) -> (outcome: Outcome, time: Duration?) {
         var server = EncryptedUpstream(transport: .https(path: "/"), name: name, port: port)
         server.bootstrap = [address]
         server.extraCAFile = caFile
         guard let curl = UpstreamCurlHandle(upstream: server, url: "https://\(name.text):\(port)/") else {
-            return .failed(.transferFailed(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "libcurl could not create a handle"))
+            return (.failed(.transferFailed(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "libcurl could not create a handle")), nil)
         }
         defer { curl.close() }
         curl.set(CURLOPT_CONNECT_ONLY, 1)
         curl.set(CURLOPT_TIMEOUT_MS, max(1, timeout.millisecondsRoundedUp))  // 0 would mean "no timeout"
-        guard curl.setupResult == CURLE_OK else { return .failed(curl.failure(curl.setupResult)) }
-        guard let code = transfer.perform(curl.raw) else { return .failed(.cancelled) }
-        guard code != CURLE_OK else { return .valid }
+        guard curl.setupResult == CURLE_OK else { return (.failed(curl.failure(curl.setupResult)), nil) }
+        guard let code = transfer.perform(curl.raw) else { return (.failed(.cancelled), nil) }
+        guard code != CURLE_OK else {
+            var connected: curl_off_t = 0
+            var lookup: curl_off_t = 0
+            guard hostpin_curl_getinfo_offset(curl.raw, CURLINFO_APPCONNECT_TIME_T, &connected) == CURLE_OK else {
+                return (.valid, nil)
+            }
+            _ = hostpin_curl_getinfo_offset(curl.raw, CURLINFO_NAMELOOKUP_TIME_T, &lookup)
+            return (.valid, .microseconds(max(0, connected - lookup)))
+        }
         let failure = curl.failure(code)
         switch failure {
         case .certificateNameMismatch, .untrustedCertificate:
-            return .invalid(failure)
+            return (.invalid(failure), nil)
         case .timeout, .cancelled, .transportClosed, .badQuery, .noBootstrapAddress, .connectFailed, .pinMismatch,
              .tlsFailed, .httpStatus, .wrongContentType, .replyTooLong, .replyTooShort, .replyCutShort,
              .connectionClosed, .connectionStalled, .transferFailed:
-            return .failed(failure)
+            return (.failed(failure), nil)
         }
     }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// One easy handle's transfer run to its end on a multi handle of its own, as `curl_easy_perform` runs
 /// it, except that ``stop()`` from another thread ends it within one turn: `curl_multi_wakeup` ends the
 /// wait in `curl_multi_poll`, where `curl_easy_perform` offers no way in. For ``CertificateProbe``'s
-/// threads, which ``CurlThreads`` must be able to stop.
+/// threads and ``RankingProbe``'s, which ``CurlThreads`` must be able to stop.
 final class StoppableTransfer: Sendable {
     private struct State {
         /// The multi handle while ``perform(_:)`` runs, as an address; nil before and after.
@@ -23,7 +23,9 @@ final class StoppableTransfer: Sendable {
         }
     }
 
-    /// Runs `easy` (set up, not on any multi handle) until its transfer ends. Call once.
+    /// Runs `easy` (set up, not on any multi handle) until its transfer ends. One call at a time; after
+    /// ``stop()``, every call returns `nil` at once (``RankingProbe`` runs a name's handshakes one after
+    /// another through one transfer, so one stop ends them all).
     ///
     /// - Returns: The transfer's result, as `curl_easy_perform` returns it; `nil` when ``stop()`` ended it.
     func perform(_ easy: UnsafeMutableRawPointer) -> CURLcode? {

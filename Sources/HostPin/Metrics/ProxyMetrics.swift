@@ -1,7 +1,8 @@
 import Synchronization
 
 /// What a forward proxy (`hostpin proxy`, `hostpin serve --listen`) did: requests by kind and status
-/// code, client connections open and accepted, and body bytes relayed each way (README.md, "Metrics").
+/// code, client connections open and accepted, body bytes relayed each way, and the addresses its TLS
+/// probes found to be likely sinkholes (README.md, "Metrics").
 ///
 /// Status codes are a closed set (100–999, the three digits a status line may carry), so the request
 /// family has at most 1 800 series, and in practice the few codes seen: never a label per host or URL.
@@ -44,6 +45,7 @@ public final class ProxyMetrics: Sendable {
     private let bytes = AtomicCounters<2>()
     private let accepted = Atomic<UInt64>(0)
     private let open = Atomic<Int>(0)
+    private let sinkholes = Atomic<UInt64>(0)
 
     /// Nothing counted yet.
     public init() {}
@@ -86,6 +88,15 @@ public final class ProxyMetrics: Sendable {
         bytes[direction.rawValue]
     }
 
+    /// Counts one address newly excluded for a name because its TLS handshake failed the name's
+    /// certificate check (a likely sinkhole; ``AddressRanking/exclude(_:for:at:)``).
+    public func countSinkhole() {
+        sinkholes.add(1, ordering: .relaxed)
+    }
+
+    /// The (name, address) pairs excluded as likely sinkholes since the start.
+    public var sinkholeAddresses: UInt64 { sinkholes.load(ordering: .relaxed) }
+
     private static func index(_ kind: RequestKind, status: Int) -> Int {
         let code = codes.contains(status) ? status : 502
         return kind.rawValue * codes.count + (code - codes.lowerBound)
@@ -112,5 +123,8 @@ public final class ProxyMetrics: Sendable {
         for direction in Direction.allCases {
             exposition.sample("hostpin_proxy_relayed_bytes_total", labels: [("direction", direction.label)], relayed(direction))
         }
+        exposition.family("hostpin_proxy_sinkhole_addresses_total", .counter,
+                          help: "Addresses excluded for a name because their TLS handshake failed its certificate check (likely sinkholes).")
+        exposition.sample("hostpin_proxy_sinkhole_addresses_total", sinkholeAddresses)
     }
 }

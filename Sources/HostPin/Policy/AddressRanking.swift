@@ -2,7 +2,9 @@
 /// because of it (RFC 8305 §4 lets a client sort by such history before Happy Eyeballs interleaves the
 /// families): the fastest verified address first, addresses never measured after the measured ones in
 /// answer order, and addresses excluded for the name — their TLS handshake failed the name's certificate
-/// check, a likely sinkhole — not at all.
+/// check, a likely sinkhole — not at all. An address never measured is not raced ahead of a measured one
+/// (it may be a black hole); ``RankingProbe`` measures it in the background instead, so one slow address
+/// measured first does not stay ahead of a faster one never tried.
 ///
 /// Only what was verified counts: a sample is the time a connection took to be usable, and for HTTPS
 /// callers record it only after the certificate check for the name passed. A black box on the local
@@ -81,8 +83,12 @@ public struct AddressRanking: Sendable {
     /// certificate check for `name`. Other names with the same address are not affected.
     ///
     /// - Parameter name: The normalised host name (``HostName/description``).
-    public mutating func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant) {
+    /// - Returns: `true` when `address` was not excluded for `name` already (a new finding, to report).
+    @discardableResult
+    public mutating func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant) -> Bool {
+        let isNew = !isExcluded(address, for: name, at: now)
         exclusions.update(Exclusion(name: name, address: address), at: now) { _ in () }
+        return isNew
     }
 
     /// Whether `address` is excluded for `name` at `now`.

@@ -24,13 +24,21 @@ public final class SharedAddressRanking: Sendable {
     }
 
     /// ``AddressRanking/exclude(_:for:at:)`` under the lock.
-    public func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant = .now) {
+    ///
+    /// - Returns: `true` when `address` was not excluded for `name` already.
+    @discardableResult
+    public func exclude(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant = .now) -> Bool {
         ranking.withLock { $0.exclude(address, for: name, at: now) }
     }
 
     /// ``AddressRanking/isExcluded(_:for:at:)`` under the lock.
     public func isExcluded(_ address: IPAddress, for name: String, at now: ContinuousClock.Instant = .now) -> Bool {
         ranking.withLock { $0.isExcluded(address, for: name, at: now) }
+    }
+
+    /// Whether one of `addresses` has no connection time on `port` at `now` (a probe would tell).
+    public func lacksTime(for addresses: [IPAddress], port: UInt16, at now: ContinuousClock.Instant = .now) -> Bool {
+        ranking.withLock { ranking in addresses.contains { ranking.smoothedTime(to: $0, port: port, at: now) == nil } }
     }
 
     /// `addresses` ranked (``AddressRanking/order(_:for:port:at:)``) and then put in Happy Eyeballs order

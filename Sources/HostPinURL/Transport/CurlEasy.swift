@@ -264,7 +264,7 @@ final class CurlEasy {
         var failure = TransferFailure(curl: result, message: String(cString: curl_easy_strerror(result)), url: job.request.url)
         if result == CURLE_PEER_FAILED_VERIFICATION, job.pinning != nil, let address = primaryAddress() {
             failure = .certificate(failure.urlError, address: address)
-            job.feed.map { $0.ranking.exclude(address, for: $0.name) }
+            if let feed = job.feed { feed.ranking.exclude(address, for: feed.name) }
         }
         job.sink.finished(with: failure)
     }
