@@ -11,7 +11,7 @@ struct ProxyCommand: ServiceCommand {
     static let usage = "hostpin proxy [--config FILE] [--listen IP:PORT] [--server IP:PORT|URL]... [--bootstrap NAME=IP[,IP...]]... "
         + "[--pin NAME=sha256//BASE64]... [--ca-file FILE] "
         + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--allow-remote] [--allow-private] "
-        + "[--allow-connect-port PORT]... [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
+        + "[--allow-connect-port PORT]... [--no-address-ranking] [--family 4|6|any] [--timeout SECONDS] [--max-connections N] [--grace SECONDS] "
         + "[--rules FILE] [--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] "
         + "[--min-ttl SECONDS] [--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
         + "[--metrics-listen IP:PORT] [--control-socket PATH] [--no-network-watch] "
@@ -33,6 +33,9 @@ struct ProxyCommand: ServiceCommand {
           --allow-private             Allow targets that resolve to private, loopback or link-local
                                       addresses (RFC 6890); refused by default (DNS rebinding).
           --allow-connect-port PORT   Allow CONNECT to PORT as well as 443; repeatable.
+          --no-address-ranking        Connect in the answer's order (Happy Eyeballs alone): no ranking
+                                      by measured, verified connection times, no background probes,
+                                      no sinkhole exclusion (README.md, "Address ranking").
           --rules FILE                Apply the interception rules in FILE (JSON; see README.md,
                                       "Rules") to every request: block (403), answer locally,
                                       redirect, pin to addresses (no DNS query; allowed even

@@ -13,7 +13,7 @@ struct ServeCommand: ServiceCommand {
         + "[--bootstrap NAME=IP[,IP...]]... [--pin NAME=sha256//BASE64]... [--ca-file FILE] "
         + "[--dnssec validate|report|off] [--trust-anchor FILE]... [--insecure-domain NAME]... [--route DOMAIN=UPSTREAM[,UPSTREAM...]]... [--rules FILE] "
         + "[--blocked-answer nxdomain|unspecified] [--allow-remote] [--allow-private] [--allow-connect-port PORT]... "
-        + "[--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
+        + "[--no-address-ranking] [--max-connections N] [--grace SECONDS] [--family 4|6|any] [--timeout SECONDS] "
         + "[--cache-file FILE] [--max-stale SECONDS] [--stale-answer-timeout SECONDS] [--cache-size N] [--min-ttl SECONDS] "
         + "[--max-ttl SECONDS] [--max-negative-ttl SECONDS] [--refresh-ahead FRACTION] [--preresolve FILE] "
         + "[--watch-local [IP:PORT] [--watch-interval SECONDS] [--watch-name-interval SECONDS] [--hijack-list FILE] "
@@ -57,7 +57,8 @@ struct ServeCommand: ServiceCommand {
           --max-connections N  Proxy: serve at most N client connections at once (default \(ProxyOptions.defaultMaximumConnections)).
           --grace SECONDS      Proxy: on SIGINT or SIGTERM, let requests and tunnels in flight run up
                                to this long (default \(Int(ProxyOptions.defaultGraceSeconds))); a second signal cuts them.
-                               These three without --listen are a usage error (2).
+          --no-address-ranking Proxy: connect in the answer's order (no ranking, no probes).
+                               These four without --listen are a usage error (2).
         \(TrustedOptions.helpLines)
                                (--family applies to the proxy; DNS clients ask for A or AAAA.)
         \(CacheOptions.helpLines(preresolve: true, width: 21))

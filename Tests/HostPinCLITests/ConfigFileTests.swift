@@ -124,7 +124,7 @@ import Glibc
         (#"{"cache": {"maxStale": 60}, "lisenters": {}}"#,
          ["FILE: lisenters: unknown key (this object takes upstreams, resolution, cache, listeners, dns, watch, proxy, log, network, routes, rules, comment)"]),
         (#"{"proxy": {"grace": 1, "maxConnection": 5}}"#,
-         ["FILE: proxy.maxConnection: unknown key (this object takes allowPrivate, allowConnectPorts, maxConnections, grace, timeout, comment)"]),
+         ["FILE: proxy.maxConnection: unknown key (this object takes allowPrivate, noAddressRanking, allowConnectPorts, maxConnections, grace, timeout, comment)"]),
         (#"{"upstreams": {"servers": ["127.0.0.1:5300", "8.8.8.8:99999", "ftp://x"]}}"#,
          ["FILE: upstreams.servers[1]: '8.8.8.8:99999' has no valid port (1-65535)",
           "FILE: upstreams.servers[2]: 'ftp://x' has an unsupported scheme: use https:// for DNS over HTTPS or tls:// for DNS over TLS"]),

@@ -47,7 +47,7 @@ import Glibc
         #expect(try await stub.exitStatus() == 0)
     }
 
-    @Test(arguments: [["--allow-connect-port", "8443"], ["--max-connections", "4"], ["--grace", "2"]])
+    @Test(arguments: [["--allow-connect-port", "8443"], ["--max-connections", "4"], ["--grace", "2"], ["--no-address-ranking"]])
     func proxyOptionsWithoutListenAreAUsageError(_ arguments: [String]) async throws {
         let result = try await HostPinBinary.run(["serve", "--dns-listen", "127.0.0.1:0", "--server", lab.trustedDNS.description] + arguments)
         #expect(result.status == 2)

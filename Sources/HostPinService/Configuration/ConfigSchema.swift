@@ -314,6 +314,10 @@ package enum ConfigSchema {
             value, path, reader in
             reader.bool(value, path).map { .flag($0) }
         },
+        ConfigKey(path: "proxy.noAddressRanking", option: "--no-address-ranking", commands: running, defaultValue: .bool(false)) {
+            value, path, reader in
+            reader.bool(value, path).map { .flag($0) }
+        },
         ConfigKey(path: "proxy.allowConnectPorts", option: "--allow-connect-port", commands: running, defaultValue: .array([])) {
             value, path, reader in
             guard let items = reader.array(value, path, of: "ports", nonEmpty: false) else { return nil }

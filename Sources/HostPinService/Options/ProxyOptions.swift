@@ -12,7 +12,7 @@ public struct ProxyOptions: Sendable {
     package static let defaultMaximumConnections = 1024
     package static let defaultGraceSeconds = 10.0
     /// The names of the options that only the proxy uses (`serve` without `--listen` refuses them).
-    package static let proxyOnlyOptions = ["--allow-connect-port", "--max-connections", "--grace"]
+    package static let proxyOnlyOptions = ["--allow-connect-port", "--max-connections", "--grace", "--no-address-ranking"]
 
     /// The proxy's configuration, without the access log (attached by ``start(resolver:)``).
     public var configuration: ForwardProxy.Configuration
@@ -36,8 +36,8 @@ public struct ProxyOptions: Sendable {
         grace = .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
     }
 
-    /// Takes `--allow-private`, `--allow-connect-port` (repeatable), `--max-connections` and `--grace`
-    /// from `parser`.
+    /// Takes `--allow-private`, `--allow-connect-port` (repeatable), `--max-connections`, `--grace` and
+    /// `--no-address-ranking` (no ``ForwardProxy/Configuration/ranking``, no probe: answer order) from `parser`.
     ///
     /// - Parameters:
     ///   - listenAddress: Where the proxy listens.
@@ -76,13 +76,19 @@ public struct ProxyOptions: Sendable {
             }
             return .milliseconds(Int64((seconds * 1000).rounded()))
         }.last
+        // Answer order, as a client with no history connects (a comparison, a suspected ranking fault).
+        let answerOrder = try parser.flag("--no-address-ranking")
+        if answerOrder {
+            configuration.ranking = nil
+            configuration.probe = nil
+        }
         if !allowRemote, listenAddress.address.specialPurposeBlock?.name != "loopback" {
             throw .invalidValue(option: "--listen", reason: "\(listenAddress) is not a loopback address; "
                                 + "add --allow-remote to let other hosts use the proxy")
         }
         self.configuration = configuration
         self.grace = grace ?? .milliseconds(Int64(Self.defaultGraceSeconds * 1000))
-        given = zip(Self.proxyOnlyOptions, [!ports.isEmpty, maximumConnections != nil, grace != nil]).filter(\.1).map(\.0)
+        given = zip(Self.proxyOnlyOptions, [!ports.isEmpty, maximumConnections != nil, grace != nil, answerOrder]).filter(\.1).map(\.0)
     }
 
     /// Starts the proxy on `resolver`, its access log written to descriptor `accessLog` (standard output
