@@ -56,8 +56,11 @@ extension Service {
                 + "answer\(dropped == 1 ? "" : "s"), refreshing \(keys.count) name\(keys.count == 1 ? "" : "s")")
         networkRefresh?.cancel()
         let (cache, metrics, log) = (cache, networkMetrics, log)
+        let (proxy, preresolve) = (proxy?.proxy, configuration.cacheOptions.preresolve)
         networkRefresh = Task {
             await Self.refresh(keys, through: cache, metrics: metrics, log: log)
+            // Then the pre-resolve list's names are probed again on the new path (issue 30).
+            await proxy?.probe(preresolve)
         }
     }
 

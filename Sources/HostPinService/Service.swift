@@ -67,7 +67,8 @@ public actor Service {
     var networkMonitor: NetworkMonitor?
     /// Reads ``networkMonitor``'s changes and reacts to each.
     var networkWatch: Task<Void, Never>?
-    /// The refresh of the names in use after the last change (a new change cancels it).
+    /// The background work after the start or the last change: the refresh of the names in use, and the
+    /// proxy's probe of the pre-resolve list's names (a new change cancels it, as ``stop(grace:)`` does).
     var networkRefresh: Task<Void, Never>?
     /// Network changes and the refreshes they caused, counted whenever the network is watched.
     let networkMetrics = NetworkMetrics()
@@ -192,6 +193,11 @@ public actor Service {
             }
         }
         if settings.networkWatch { startNetworkWatch() }
+        if let proxy = proxy?.proxy {
+            // The pre-resolve list's names are ranked before their first CONNECT (issue 30).
+            let names = settings.cacheOptions.preresolve
+            networkRefresh = Task { await proxy.probe(names) }
+        }
     }
 
     /// Stops every listener (the proxy with its grace period, the configuration's when `grace` is `nil`;

@@ -154,4 +154,55 @@ struct RankingFastNameTests {
         #expect(reported.first?.hasPrefix("hostpin proxy: 127.0.0.66:443 is a likely sinkhole for fast.example.test (excluded): ") == true,
                 "\(reported)")
     }
+
+    /// With `fast.example.test` in `--preresolve`'s list, the proxy probes it at start, before any request:
+    /// the sinkhole is reported with no client having asked, and the very first tunnel goes to the fast
+    /// address.
+    static let preresolvedScript = """
+        hostpin=$1
+        relay=$2
+        dns=$LAB_TRUSTED_DNS_2
+        logs=$(mktemp -d)
+        trap 'rm -rf "$logs"' EXIT
+        echo fast.example.test >"$logs/names"
+        python3 -c "$relay" 127.0.0.41 443 127.0.0.10 0.1 &
+        relay_pid=$!
+        nft add table inet hostpin_rank
+        nft add chain inet hostpin_rank output '{ type filter hook output priority 0; policy accept; }'
+        nft add rule inet hostpin_rank output ip daddr 127.0.0.40 tcp dport 443 drop
+        "$hostpin" proxy --listen 127.0.0.1:8118 --server "$dns" --allow-private --ca-file "$LAB_CA_FILE" \\
+            --preresolve "$logs/names" --metrics-listen 127.0.0.1:9153 >"$logs/access.log" 2>"$logs/stderr" &
+        proxy=$!
+        for _ in $(seq 100); do
+            [[ $(curl -s http://127.0.0.1:9153/metrics | grep '^hostpin_proxy_sinkhole_addresses_total ') \\
+                == 'hostpin_proxy_sinkhole_addresses_total 1' ]] && break
+            sleep 0.1
+        done
+        echo "== before"
+        curl -s http://127.0.0.1:9153/metrics | grep '^hostpin_proxy_sinkhole_addresses_total '
+        echo "rc=$?"
+        echo "== first"
+        curl -sS --max-time 20 -x http://127.0.0.1:8118 --cacert "$LAB_CA_FILE" -w ' ttfb=%{time_starttransfer}\\n' \\
+            https://fast.example.test/whoami 2>&1
+        echo "rc=$?"
+        kill "$proxy"
+        wait "$proxy"
+        kill "$relay_pid"
+        echo "== access-log"
+        cat "$logs/access.log"
+        """
+
+    @Test func aPreresolvedNameIsProbedBeforeItsFirstRequest() async throws {
+        let result = try await ProcessRunner.run(Lab.repositoryRoot.appendingPathComponent("scripts/lab").path,
+                                                 ["onpath", "/bin/bash", "-c", Self.preresolvedScript, "ranking",
+                                                  try HostPinBinary.path(), Self.relay],
+                                                 environment: ["HOSTPIN_UPSTREAMS": ""])
+        try #require(result.status == 0, "scripts/lab onpath failed: \(result.standardError)")
+        let sections = HappyEyeballsBlackHoleTests.sections(of: result.standardOutput)
+        #expect(sections["before"]?.lines == ["hostpin_proxy_sinkhole_addresses_total 1"], "\(result.standardOutput)")
+        let first = try #require(sections["first"])
+        #expect(first.status == 0 && first.lines.first?.hasPrefix("origin=www host=fast.example.test") == true, "\(first)")
+        #expect(try #require(Self.timeToFirstByte(first)) < 0.25, "\(first)")
+        #expect(Self.pinned(in: try #require(sections["access-log"]).lines) == ["127.0.0.10:443"], "\(result.standardOutput)")
+    }
 }
