@@ -57,6 +57,15 @@ struct RankingFastNameTests {
             threading.Thread(target=serve, args=(client,), daemon=True).start()
         """
 
+    /// Both scripts' start: the relay on 127.0.0.41 (its PID in `relay_pid`) and the black hole on 127.0.0.40.
+    static let blackHoleAndRelay = """
+        python3 -c "$relay" 127.0.0.41 443 127.0.0.10 0.1 &
+        relay_pid=$!
+        nft add table inet hostpin_rank
+        nft add chain inet hostpin_rank output '{ type filter hook output priority 0; policy accept; }'
+        nft add rule inet hostpin_rank output ip daddr 127.0.0.40 tcp dport 443 drop
+        """
+
     /// Runs inside the namespace. Each section: `== NAME`, the output (standard error too), then `rc=STATUS`.
     static let script = """
         hostpin=$1
@@ -75,11 +84,7 @@ struct RankingFastNameTests {
         sinkholes() { curl -s http://127.0.0.1:9153/metrics | grep '^hostpin_proxy_sinkhole_addresses_total '; }
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
-        python3 -c "$relay" 127.0.0.41 443 127.0.0.10 0.1 &
-        relay_pid=$!
-        nft add table inet hostpin_rank
-        nft add chain inet hostpin_rank output '{ type filter hook output priority 0; policy accept; }'
-        nft add rule inet hostpin_rank output ip daddr 127.0.0.40 tcp dport 443 drop
+        \(blackHoleAndRelay)
         "$hostpin" proxy --listen 127.0.0.1:8118 --server "$dns" --allow-private --ca-file "$LAB_CA_FILE" \\
             --metrics-listen 127.0.0.1:9153 >"$logs/access.log" 2>"$logs/stderr" &
         proxy=$!
@@ -165,11 +170,7 @@ struct RankingFastNameTests {
         logs=$(mktemp -d)
         trap 'rm -rf "$logs"' EXIT
         echo fast.example.test >"$logs/names"
-        python3 -c "$relay" 127.0.0.41 443 127.0.0.10 0.1 &
-        relay_pid=$!
-        nft add table inet hostpin_rank
-        nft add chain inet hostpin_rank output '{ type filter hook output priority 0; policy accept; }'
-        nft add rule inet hostpin_rank output ip daddr 127.0.0.40 tcp dport 443 drop
+        \(blackHoleAndRelay)
         "$hostpin" proxy --listen 127.0.0.1:8118 --server "$dns" --allow-private --ca-file "$LAB_CA_FILE" \\
             --preresolve "$logs/names" --metrics-listen 127.0.0.1:9153 >"$logs/access.log" 2>"$logs/stderr" &
         proxy=$!
