@@ -123,6 +123,10 @@ def ns(x):
     return f"{x:,.0f} ns" if x < 10_000 else f"{x / 1000:,.1f} µs"
 
 
+def us(x):
+    return f"{x:,.1f} µs"
+
+
 def qps(x):
     return f"{x:,.0f}/s"
 
@@ -234,6 +238,11 @@ for key, peer in (("adnshost.pipe", "`adnshost -a -f`, the whole file on its sta
                   ("aiodns", f"Python asyncio + aiodns, {bulk_n} in flight")):
     row("2", f"cold resolution of 10 000 names, hostpin (best N) vs {peer} (reference: answered names/s, "
         "whole process)", "lookup.best.qps", f"{key}.qps", qps, False, peer_label=key.split(".")[0])
+
+row("2", f"CPU per name (user + system ÷ names), cold bulk of 10 000 names, {bulk_n} in flight: `hostpin lookup "
+    "--batch` vs `bulk/ares-loop.c`, a C loop on c-ares alone (ares_send + ares_process_fd)", "cpu.hostpin.us",
+    "cpu.aresloop.us", us, True, goal_ratio=0.5, peer_label="C loop on c-ares", chart_label="2 CPU/name /c-ares",
+    goal_text="≤ 2× (ratio ≥ 0.5×)")
 
 # 3. interceptor
 row("3", "interceptor, http, 8 in flight: pinned URLSession → name vs plain URLSession → IP", "http.pinned.rps",

@@ -248,6 +248,9 @@ struct LookupCommand: Subcommand {
                 case .read(let entries):
                     reading = false
                     if entries.isEmpty || exhausted { exhausted = true }
+                    // Handed to the batch together: its misses go to the upstream in one block.
+                    var names: [(name: HostName, tag: Int)] = []
+                    defer { if !names.isEmpty { batch?.submit(contentsOf: names) } }
                     for entry in entries where !exhausted {
                         let index = nextToStart
                         nextToStart += 1
@@ -256,7 +259,7 @@ struct LookupCommand: Subcommand {
                             switch resolver {
                             case .success:
                                 inFlight[index] = name.text
-                                batch?.submit(name, tag: index)
+                                names.append((name, index))
                             case .failure(let error):
                                 finished[index] = .outcome(.failure(error), name: name.text)
                             }

@@ -86,6 +86,32 @@ import Testing
         #expect(resolver.flightsInProgress == 0)
     }
 
+    /// Names handed over together go to the upstream as one block; a repeat in the same block joins the
+    /// first one's flight, and every flight is out of the table once its answer is in.
+    @Test func batchSendsItsMissesAsOneBlockAndJoinsARepeatWithinIt() async throws {
+        let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(100))
+        defer { relay.stop() }
+        let resolver = CachingResolver(upstream: try counted(relay.address))
+        let (outcomes, sink) = AsyncStream.makeStream(of: (Int, Result<ResolutionOutcome, ResolutionError>).self)
+        let batch = resolver.resolveMany(family: .v4, concurrency: 8) { sink.yield(($0, $1)) }
+        let labels = ["www", "cdn", "nx", "alias", "www"]
+        batch.submit(contentsOf: try labels.enumerated().map { (try HostName.parse("\($1).example.test"), $0) })
+        #expect(resolver.flightsInProgress == 4)
+        var byTag: [Int: Result<ResolutionOutcome, ResolutionError>] = [:]
+        for await (tag, outcome) in outcomes {
+            byTag[tag] = outcome
+            if byTag.count == labels.count { break }
+        }
+        #expect(try byTag[0]?.get().get().ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(try byTag[1]?.get().get().ipAddresses.map(\.description) == ["127.0.0.11"])
+        #expect(throws: ResolutionError.nxdomain(try HostName.parse("nx.example.test"))) { try byTag[2]?.get().get() }
+        #expect(try byTag[3]?.get().get().ipAddresses.map(\.description) == ["127.0.0.10"])
+        #expect(try byTag[4]?.get().get().receivedAt == byTag[0]?.get().get().receivedAt)  // the joined answer
+        #expect(try byTag[4]?.get().source == .upstream)
+        #expect(relay.received == 4)
+        #expect(resolver.flightsInProgress == 0)
+    }
+
     @Test func batchJoinsAFlightATaskLeads() async throws {
         let relay = try DelayingRelay(target: lab.countDNS, delay: .milliseconds(300))
         defer { relay.stop() }

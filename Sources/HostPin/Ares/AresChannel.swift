@@ -76,6 +76,13 @@ final class AresChannel: UpstreamTransport {
                completion: @escaping @Sendable ([ExchangeOutcome]) -> Void) {
         PendingExchange.start(queries, deadline: deadline, submit: { inbox.submit($0) }, completion: completion)
     }
+
+    /// Sends every query of `block` with `ares_send` on this channel, as ``exchange(_:deadline:)`` sends
+    /// one exchange's: one hand-over and at most one wake-up for the whole block. Each outcome reaches the
+    /// block's handler on the owner thread. No deadline: c-ares's tries and per-try timeouts end each query.
+    func submit(_ block: AresQueryBlock) {
+        inbox.submit(block)
+    }
 }
 
 /// Work handed to the owner thread, and the eventfd that wakes it.
@@ -86,6 +93,7 @@ final class AresChannel: UpstreamTransport {
 final class Inbox: Sendable {
     private struct State {
         var exchanges: [PendingExchange] = []
+        var blocks: [AresQueryBlock] = []
         var stopping = false
     }
 
@@ -113,9 +121,20 @@ final class Inbox: Sendable {
         let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopping else { return (false, false) }
             state.exchanges.append(exchange)
-            return (true, state.exchanges.count == 1)
+            return (true, state.exchanges.count == 1 && state.blocks.isEmpty)
         }
         guard accepted else { return exchange.cancel() }
+        if wake, AresRound.current.map(ObjectIdentifier.init) != owner { Self.wake(wakeFD) }
+    }
+
+    /// Queues `block` for the owner thread, waking it as ``submit(_:)-(PendingExchange)`` does.
+    func submit(_ block: AresQueryBlock) {
+        let (accepted, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping else { return (false, false) }
+            state.blocks.append(block)
+            return (true, state.blocks.count == 1 && state.exchanges.isEmpty)
+        }
+        guard accepted else { return block.cancel() }
         if wake, AresRound.current.map(ObjectIdentifier.init) != owner { Self.wake(wakeFD) }
     }
 
@@ -126,22 +145,27 @@ final class Inbox: Sendable {
 
     /// Swaps the queued exchanges into `batch` (emptied first, keeping its storage, which the queue takes
     /// over); `false` once the channel is stopping.
-    func take(into batch: inout [PendingExchange]) -> Bool {
+    func take(into batch: inout [PendingExchange], blocks: inout [AresQueryBlock]) -> Bool {
         batch.removeAll(keepingCapacity: true)
+        blocks.removeAll(keepingCapacity: true)
         return state.withLock { state in
             if state.stopping { return false }
             swap(&batch, &state.exchanges)
+            swap(&blocks, &state.blocks)
             return true
         }
     }
 
     /// Called by the owner thread on its way out: refuses every later submit and returns what is still
     /// queued, to fail.
-    func drain() -> [PendingExchange] {
+    func drain() -> (exchanges: [PendingExchange], blocks: [AresQueryBlock]) {
         state.withLock { state in
             state.stopping = true
-            defer { state.exchanges.removeAll() }
-            return state.exchanges
+            defer {
+                state.exchanges.removeAll()
+                state.blocks.removeAll()
+            }
+            return (state.exchanges, state.blocks)
         }
     }
 

@@ -54,7 +54,9 @@ final class AresEventLoop {
         serve(inbox)
         round.run {
             close()
-            for exchange in inbox.drain() { exchange.cancel() }
+            let (exchanges, blocks) = inbox.drain()
+            for exchange in exchanges { exchange.cancel() }
+            for block in blocks { block.cancel() }
         }
     }
 
@@ -77,6 +79,7 @@ final class AresEventLoop {
         let wakeFD = inbox.wakeFD
         var fds: [pollfd] = []
         var batch: [PendingExchange] = []
+        var blocks: [AresQueryBlock] = []
         var polled = false
         var stopping = false
         while true {
@@ -85,9 +88,10 @@ final class AresEventLoop {
             round.run {
                 if polled { process(fds) }
                 while true {
-                    guard inbox.take(into: &batch) else { return stopping = true }
-                    if batch.isEmpty { return }
+                    guard inbox.take(into: &batch, blocks: &blocks) else { return stopping = true }
+                    if batch.isEmpty && blocks.isEmpty { return }
                     for exchange in batch { send(exchange) }
+                    for block in blocks { send(block) }
                 }
             }
             if stopping { return }
@@ -141,6 +145,26 @@ final class AresEventLoop {
                     let ticket = Unmanaged<QueryTicket>.fromOpaque(context).takeRetainedValue()
                     ticket.exchange.finish(ticket.index, with: AresEventLoop.outcome(AresStatus(code: status), reply, length))
                 }, context)
+            }
+        }
+    }
+
+    /// Sends each query of `block`; its context pointer is the query's slot in one ``SentBlock``, which
+    /// lives until the last of the block's callbacks has run.
+    private func send(_ block: AresQueryBlock) {
+        guard !block.queries.isEmpty else { return }
+        let sent = SentBlock(block)
+        _ = Unmanaged.passRetained(sent)
+        for (index, query) in block.queries.enumerated() {
+            let slot = sent.slots + index
+            slot.initialize(to: SentBlock.Slot(sent: sent, index: index))
+            query.withUnsafeBufferPointer { query in
+                hostpin_ares_send(channel, query.baseAddress, Int32(clamping: query.count), { context, status, _, reply, length in
+                    guard let slot = context?.assumingMemoryBound(to: SentBlock.Slot.self) else { return }
+                    let sent = slot.pointee.sent
+                    let outcome = AresEventLoop.outcome(AresStatus(code: status), reply, length)
+                    if sent.finish(slot.pointee.index, with: outcome) { Unmanaged.passUnretained(sent).release() }
+                }, UnsafeMutableRawPointer(slot))
             }
         }
     }

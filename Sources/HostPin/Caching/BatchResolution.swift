@@ -13,6 +13,14 @@ import Synchronization
 ///
 /// At most ``concurrency`` names are being resolved at once; names submitted beyond that wait, in
 /// submission order, for one to finish.
+///
+/// In front of a ``TrustedResolver`` without a shared cache, DNSSEC off and one record type per name
+/// (``TrustedResolver/takesBlocks(family:)``), a miss the batch leads is not asked on its own: its query
+/// joins a block that goes to the first upstream's c-ares thread in one hand-over (``AresQueryBlock``),
+/// and its answer is read, cached and handed to the sink there, with no deadline, attempts record or
+/// closure chain per name (docs/ARCHITECTURE.md, "Bulk lookups"). Its flight is in the resolver's table
+/// all the same, so a task that misses the same name meanwhile joins it; a name already being resolved
+/// is joined as before. A failure goes on to the next upstreams exactly as a lookup's would.
 public final class BatchResolution: Sendable {
     /// Gets each name's outcome and the tag it was submitted with, once per submitted name, in the order
     /// the outcomes come (not the order of submission), on whichever thread ended the resolution: the
@@ -34,12 +42,27 @@ public final class BatchResolution: Sendable {
         let name: HostName
     }
 
+    /// A miss the batch leads, waiting for its block.
+    private struct LaneQuery: Sendable {
+        let tag: Int
+        let key: ResolutionCache.Key
+        let flight: Flight<ResolutionOutcome>
+        let message: [UInt8]
+    }
+
+    /// The trusted resolver a batch sends blocks through, `nil` when it resolves each name on its own.
+    private let laneResolver: TrustedResolver?
+
     private struct State {
         var running = 0
         var waiting: [Job] = []
         /// Where the unstarted part of `waiting` begins.
         var head = 0
         var stopped = false
+        /// Misses waiting for the next block, and whether its hand-over is put off to the end of the
+        /// current c-ares round.
+        var lane: [LaneQuery] = []
+        var flushDeferred = false
 
         /// The next waiting job, counted as running; `nil` (one fewer running) when none waits.
         mutating func next() -> Job? {
@@ -67,6 +90,11 @@ public final class BatchResolution: Sendable {
         self.family = family
         self.concurrency = max(1, concurrency)
         self.sink = sink
+        if resolver.shared == nil, let trusted = resolver.upstream as? TrustedResolver, trusted.takesBlocks(family: family) {
+            laneResolver = trusted
+        } else {
+            laneResolver = nil
+        }
     }
 
     /// Starts resolving `name`, or queues it while ``concurrency`` names are being resolved; the sink gets
@@ -82,7 +110,33 @@ public final class BatchResolution: Sendable {
             state.running += 1
             return true
         }
-        if admitted { run(job) }
+        guard admitted else { return }
+        guard laneResolver != nil else { return run(job) }
+        drive(job)
+        flush()
+    }
+
+    /// Submits each of `jobs` (a name and its tag) as ``submit(_:tag:)`` does, the misses among those
+    /// started at once handed to the upstream's c-ares thread as one block.
+    public func submit(contentsOf jobs: [(name: HostName, tag: Int)]) {
+        guard laneResolver != nil else {
+            for job in jobs { submit(job.name, tag: job.tag) }
+            return
+        }
+        for job in jobs {
+            let job = Job(tag: job.tag, name: job.name)
+            let admitted = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                guard state.running < concurrency else {
+                    state.waiting.append(job)
+                    return false
+                }
+                state.running += 1
+                return true
+            }
+            if admitted { drive(job) }
+        }
+        flush()
     }
 
     /// Runs `action` once the thread that called the sink has handed over every outcome it has ready: on a
@@ -119,6 +173,141 @@ public final class BatchResolution: Sendable {
             guard let next = state.withLock({ $0.next() }) else { return }
             job = next
         }
+    }
+}
+
+extension BatchResolution {
+    /// Starts `job`, then each queued job a completion at once frees a place for, through the lane: a
+    /// miss this batch leads waits in ``State/lane`` for ``flush()``.
+    private func drive(_ job: Job) {
+        var job = job
+        while start(job) {
+            guard let next = state.withLock({ $0.next() }) else { return }
+            job = next
+        }
+    }
+
+    /// One name as ``CachingResolver/resolveDetailed(_:family:countingLookup:completion:)`` takes it, up to
+    /// where it would ask the upstream; `true` when its outcome has reached the sink already.
+    private func start(_ job: Job) -> Bool {
+        let name = job.name
+        guard let trusted = laneResolver, trusted.resolvesItself(name),
+              ResolutionOutcome.literal(for: name, family: family, routing: resolver.upstream) == nil
+        else { return later(job.tag) { resolver.resolveDetailed(name, family: family, completion: $0) } }
+        let cache = resolver.cache
+        let now = cache.clock.nanoseconds()
+        let found = cache.find(name, family: family, now: now, counting: true, claimingRefresh: true)
+        switch found {
+        case .fresh(let entry):
+            if entry.refreshClaimed { resolver.refresh(name, family: family, generation: entry.generation, now: now) }
+            sink(job.tag, .success(cache.outcome(of: entry, now: now)))
+            return true
+        case .expired:
+            // Serve-stale and its timer: the task-based path, counted once already.
+            return later(job.tag) { [resolver, family] done in
+                resolver.resolveExpired(name, family: family, found: found, now: now, completion: done)
+            }
+        case .removed, .absent:
+            break
+        }
+        let key = ResolutionCache.Key(name: name, family: family)
+        let (flight, leads) = resolver.joinOrLead(key)
+        guard leads else {
+            return later(job.tag) { [cache] done in
+                flight.whenFinished { result in
+                    if case .success(let outcome) = result, outcome.source == .stale { cache.countStaleServed() }
+                    done(result)
+                }
+            }
+        }
+        if let stored = resolver.storedMeanwhile(key) {
+            let result = Result<ResolutionOutcome, ResolutionError>.success(stored)
+            resolver.land(flight, for: key, with: result)
+            sink(job.tag, result)
+            return true
+        }
+        guard let message = AddressQuery.messages(for: name, types: RecordType.addressTypes(for: family))?.first else {
+            return later(job.tag) { [resolver] done in resolver.fly(flight, for: key, completion: done) }
+        }
+        let query = LaneQuery(tag: job.tag, key: key, flight: flight, message: message)
+        state.withLock { $0.lane.append(query) }
+        return false
+    }
+
+    /// Starts a resolution with `begin`, whose completion hands the outcome to the sink; `true` when it
+    /// came at once. A completion that comes later takes the next queued job itself.
+    private func later(_ tag: Int,
+                       _ begin: (@escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) -> Void) -> Bool {
+        let handoff = Handoff()
+        begin { [self] outcome in
+            sink(tag, outcome)
+            guard handoff.completedLater() else { return }
+            finishedOne()
+        }
+        return handoff.returned()
+    }
+
+    /// A resolution ended later than it started: the next queued job takes its place, and its query goes
+    /// out with the others of the round.
+    private func finishedOne() {
+        guard let next = state.withLock({ $0.next() }) else { return flush() }
+        drive(next)
+        flush()
+    }
+
+    /// Hands the misses waiting in ``State/lane`` over as one block: at once, or, on a c-ares thread, once
+    /// its round has delivered every reply it read (so that the replies of one `poll(2)` wake-up make one
+    /// block).
+    private func flush() {
+        if AresRound.current != nil {
+            let first = state.withLock { state -> Bool in
+                guard !state.lane.isEmpty, !state.flushDeferred else { return false }
+                state.flushDeferred = true
+                return true
+            }
+            if first { AresRound.afterCurrent { [self] in send() } }
+            return
+        }
+        send()
+    }
+
+    private func send() {
+        let queries = state.withLock { state -> [LaneQuery] in
+            state.flushDeferred = false
+            defer { state.lane.removeAll() }
+            return state.lane
+        }
+        guard let first = queries.first, let trusted = laneResolver else { return }
+        guard let lane = trusted.lane(probingWith: first.key.name, family: family) else {
+            for query in queries {
+                resolver.fly(query.flight, for: query.key) { [self] result in
+                    sink(query.tag, result)
+                    finishedOne()
+                }
+            }
+            return
+        }
+        lane.meter.sent(queries.count)
+        let block = AresQueryBlock(queries: queries.map(\.message)) { [self] index, exchange in
+            let query = queries[index]
+            let name = query.key.name
+            if let received = trusted.laneOutcome(exchange, lane: lane, name: name, family: family) {
+                landed(query, resolver.settle(received, for: query.key, refreshing: nil))
+            } else {
+                trusted.laneFailed(exchange, lane: lane, name: name, family: family) { [self] received in
+                    landed(query, resolver.settle(received, for: query.key, refreshing: nil))
+                }
+            }
+        }
+        lane.channel.submit(block)
+    }
+
+    /// Ends `query`'s flight with `result` and hands it to the sink, as the resolver's own flights end.
+    private func landed(_ query: LaneQuery, _ result: Result<ResolutionOutcome, ResolutionError>) {
+        resolver.land(query.flight, for: query.key, with: result)
+        if case .success(let outcome) = result, outcome.source == .stale { resolver.cache.countStaleServed() }
+        sink(query.tag, result)
+        finishedOne()
     }
 }
 

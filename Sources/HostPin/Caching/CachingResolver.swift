@@ -163,6 +163,15 @@ public final class CachingResolver: HostResolver {
         }
     }
 
+    /// The rest of ``resolveDetailed(_:family:countingLookup:completion:)`` for an expired entry `found` at
+    /// monotonic `now` (serve-stale and its timer), in a task: for a batch that looked the name up itself.
+    func resolveExpired(_ name: HostName, family: AddressFamily, found: CacheShard.Lookup, now: UInt64,
+                        completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
+        resolveInTask(completion: completion) { [self] () async throws(ResolutionError) in
+            try await resolveMissing(name, family: family, found: found, now: now)
+        }
+    }
+
     /// Runs `resolve` in a task of its own and hands its result to `completion`.
     private func resolveInTask(completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void,
                                _ resolve: @escaping @Sendable () async throws(ResolutionError) -> ResolutionOutcome) {
@@ -359,7 +368,7 @@ public final class CachingResolver: HostResolver {
     /// Starts a background refresh of the entry for `name` and `family` of `generation`, whose refresh
     /// the caller has claimed, unless a resolution of the name and family is already running (whose
     /// answer will replace the entry anyway).
-    private func refresh(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
+    func refresh(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
         let key = ResolutionCache.Key(name: name, family: family)
         let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
             guard flights[key] == nil else { return nil }
@@ -387,7 +396,7 @@ public final class CachingResolver: HostResolver {
     /// The body of a flight, in whichever task runs it: asks `upstream` (unless another flight stored an
     /// answer meanwhile), keeps the answer, ends the flight with the outcome and returns it. `entry` is
     /// the generation of the entry a background refresh was started for, `nil` for a miss.
-    private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+    func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
                      refreshing entry: UInt32?) async -> Result<ResolutionOutcome, ResolutionError>
     {
         let result: Result<ResolutionOutcome, ResolutionError>
@@ -415,7 +424,7 @@ public final class CachingResolver: HostResolver {
     /// The body of a miss's flight without a task (``resolveDetailed(_:family:completion:)``): as
     /// ``fly(_:for:refreshing:)``, with `completion` getting the outcome on the thread that ends it. A
     /// ``CompletionResolver`` upstream is asked through its callback path; any other in a task.
-    private func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+    func fly(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
                      completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         if let stored = storedMeanwhile(key) {
             let result = Result<ResolutionOutcome, ResolutionError>.success(stored)
@@ -463,7 +472,7 @@ public final class CachingResolver: HostResolver {
     }
 
     /// The flight running for `key`, or a new one entered in the table, which the caller then leads.
-    private func joinOrLead(_ key: ResolutionCache.Key) -> (flight: Flight<ResolutionOutcome>, leads: Bool) {
+    func joinOrLead(_ key: ResolutionCache.Key) -> (flight: Flight<ResolutionOutcome>, leads: Bool) {
         flights.withLock { flights in
             if let running = flights[key] { return (running, false) }
             let flight = Flight<ResolutionOutcome>()
@@ -474,7 +483,7 @@ public final class CachingResolver: HostResolver {
 
     /// A fresh answer for `key` that another flight stored between the caller's cache miss and its taking
     /// the lead.
-    private func storedMeanwhile(_ key: ResolutionCache.Key) -> ResolutionOutcome? {
+    func storedMeanwhile(_ key: ResolutionCache.Key) -> ResolutionOutcome? {
         let now = cache.clock.nanoseconds()
         guard case .fresh(let hit) = cache.find(key.name, family: key.family, now: now, counting: false) else {
             return nil
@@ -484,7 +493,7 @@ public final class CachingResolver: HostResolver {
 
     /// What a flight for `key` ends with when `upstream` gave `received`: the answer kept in the cache, or
     /// the stand-in for a failure (``standIn(for:key:refreshing:)``).
-    private func settle(_ received: Result<ResolutionOutcome, ResolutionError>, for key: ResolutionCache.Key,
+    func settle(_ received: Result<ResolutionOutcome, ResolutionError>, for key: ResolutionCache.Key,
                         refreshing entry: UInt32?) -> Result<ResolutionOutcome, ResolutionError> {
         switch received {
         case .success(let outcome): .success(keep(outcome, for: key))
@@ -493,7 +502,7 @@ public final class CachingResolver: HostResolver {
     }
 
     /// Ends `flight`: out of the table first, so a caller that finds no flight finds the answer cached.
-    private func land(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
+    func land(_ flight: Flight<ResolutionOutcome>, for key: ResolutionCache.Key,
                       with result: Result<ResolutionOutcome, ResolutionError>) {
         flights.withLock { _ = $0.removeValue(forKey: key) }
         flight.finish(result)

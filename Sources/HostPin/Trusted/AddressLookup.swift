@@ -65,7 +65,7 @@ enum AddressLookup {
     /// Reads the outcome of each query (one per `types`, in order) into the answer, counting them on
     /// `meter`; `nil` when the exchange was cancelled. When `signed` is not `nil`, each reply that answered
     /// is also read for the validator and appended to it.
-    private static func read(_ outcomes: [ExchangeOutcome], types: [RecordType], name: HostName, roundTrip: Duration,
+    static func read(_ outcomes: [ExchangeOutcome], types: [RecordType], name: HostName, roundTrip: Duration,
                              deadline: ResolutionDeadline?, meter: UpstreamMetrics.Meter?,
                              signed: inout [SignedReply]?) -> AddressAnswer? {
         var answers: [AddressAnswer] = []

@@ -35,11 +35,13 @@ final class ResolutionDeadline: Sendable {
     /// When the budget runs out (the ``BudgetTimer`` fires then too).
     private let expiresAt: ContinuousClock.Instant
 
-    init(attempts: Attempts, budget: Duration, health: UpstreamHealth) {
+    /// A budget running from `start` (now by default): a resolution of a batch that had started without a
+    /// deadline (``TrustedResolver/laneFailed(_:lane:name:family:completion:)``) keeps the budget it began with.
+    init(attempts: Attempts, budget: Duration, health: UpstreamHealth, start: ContinuousClock.Instant = .now) {
         self.attempts = attempts
         self.budget = budget
         self.health = health
-        expiresAt = .now + budget
+        expiresAt = start + budget
     }
 
     /// What is left of the budget: an exchange's timeout may not be longer. Zero or less once it has run

@@ -228,7 +228,7 @@ public final class TrustedResolver: HostResolver {
 
     /// Goes on from the validated `outcome` of the upstream at `index`: the answer ends the resolution, a
     /// failure moves on to the next upstream in `order`.
-    private func askedInOrder(_ outcome: Outcome, index: Int, _ name: HostName, family: AddressFamily,
+    func askedInOrder(_ outcome: Outcome, index: Int, _ name: HostName, family: AddressFamily,
                               order: ArraySlice<Int>, deadline: ResolutionDeadline, lastResort: Resolution?,
                               completion: @escaping @Sendable (Result<ResolutionOutcome, ResolutionError>) -> Void) {
         let attempts = deadline.attempts
@@ -315,7 +315,7 @@ public final class TrustedResolver: HostResolver {
 
     /// Sends one real query for `name` to a held-down upstream whose hold-down has run out, off the
     /// resolution's path (nobody waits for it), and records the verdict in ``health``.
-    private func probe(_ index: Int, name: HostName, family: AddressFamily) {
+    func probe(_ index: Int, name: HostName, family: AddressFamily) {
         let upstream = configuration.upstreams[index]
         let health = health
         AddressLookup.ask(transports[index], for: name, family: family, deadline: nil,
