@@ -101,7 +101,16 @@ public final class BatchResolution: Sendable {
     /// its outcome with `tag`. Ignored after ``stop()``.
     public func submit(_ name: HostName, tag: Int) {
         let job = Job(tag: tag, name: name)
-        let admitted = state.withLock { state -> Bool in
+        guard admit(job) else { return }
+        guard laneResolver != nil else { return run(job) }
+        drive(job)
+        flush()
+    }
+
+    /// Counts `job` as running and returns true, or queues it while ``concurrency`` names run (false);
+    /// false after ``stop()``.
+    private func admit(_ job: Job) -> Bool {
+        state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             guard state.running < concurrency else {
                 state.waiting.append(job)
@@ -110,10 +119,6 @@ public final class BatchResolution: Sendable {
             state.running += 1
             return true
         }
-        guard admitted else { return }
-        guard laneResolver != nil else { return run(job) }
-        drive(job)
-        flush()
     }
 
     /// Submits each of `jobs` (a name and its tag) as ``submit(_:tag:)`` does, the misses among those
@@ -125,16 +130,7 @@ public final class BatchResolution: Sendable {
         }
         for job in jobs {
             let job = Job(tag: job.tag, name: job.name)
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopped else { return false }
-                guard state.running < concurrency else {
-                    state.waiting.append(job)
-                    return false
-                }
-                state.running += 1
-                return true
-            }
-            if admitted { drive(job) }
+            if admit(job) { drive(job) }
         }
         flush()
     }
