@@ -165,9 +165,10 @@ final class PinnedLoad: TransferSink {
     private func probeUnmeasured(_ hop: InterceptionStateMachine.Hop, _ transfer: InterceptionStateMachine.Transfer,
                                  _ settings: PinnedURLProtocol.Settings, _ feed: RankingFeed?) {
         guard let probe = settings.probe, let feed, transfer.plan != nil, transfer.addresses.count > 1,
-              hop.request.url.scheme?.lowercased() == "https", let name = try? HostName.parse(hop.request.host)
+              hop.request.url.scheme?.lowercased() == "https",
+              feed.ranking.lacksTime(for: transfer.addresses, port: feed.port),
+              let name = try? HostName.parse(hop.request.host)
         else { return }
-        guard feed.ranking.lacksTime(for: transfer.addresses, port: feed.port) else { return }
         probe.probe(name, port: feed.port, addresses: transfer.addresses)
     }
 

@@ -148,9 +148,7 @@ public final class CachingResolver: HostResolver {
             if entry.refreshClaimed { refresh(name, family: family, generation: entry.generation, now: now) }
             return completion(.success(cache.outcome(of: entry, now: now)))
         case .expired:
-            return resolveInTask(completion: completion) { [self] () async throws(ResolutionError) in
-                try await resolveMissing(name, family: family, found: found, now: now)
-            }
+            return resolveExpired(name, family: family, found: found, now: now, completion: completion)
         case .removed, .absent:
             break
         }

@@ -109,8 +109,9 @@ public struct AddressRanking: Sendable {
     /// - Returns: A subset of `addresses`; empty when every address is excluded.
     public func order(_ addresses: [IPAddress], for name: String, port: UInt16, at now: ContinuousClock.Instant) -> [IPAddress] {
         let kept = addresses.filter { !isExcluded($0, for: name, at: now) }
-        guard SpecialUseName.entry(containing: name) == nil,
-              kept.contains(where: { $0.isSpecialPurpose }), kept.contains(where: { !$0.isSpecialPurpose })
+        // The name's zone is looked up only for an answer that mixes both kinds (the table costs more).
+        guard kept.contains(where: { $0.isSpecialPurpose }), kept.contains(where: { !$0.isSpecialPurpose }),
+              SpecialUseName.entry(containing: name) == nil
         else { return ranked(kept, port: port, at: now) }
         return ranked(kept.filter { !$0.isSpecialPurpose }, port: port, at: now)
             + ranked(kept.filter(\.isSpecialPurpose), port: port, at: now)

@@ -53,6 +53,8 @@ public final class SharedAddressRanking: Sendable {
     /// - Returns: The addresses to attempt, in order; empty only when `addresses` is.
     public func attemptOrder(_ addresses: [IPAddress], for name: String, port: UInt16, happyEyeballs: HappyEyeballs,
                              at now: ContinuousClock.Instant = .now) -> [IPAddress] {
+        // One address has one order, excluded or not (see above): no lock on the common path.
+        guard addresses.count > 1 else { return addresses }
         let (ordered, family) = ranking.withLock { ranking in
             let ordered = ranking.order(addresses, for: name, port: port, at: now)
             return (ordered, ranking.preferredFamily(of: ordered, port: port, at: now))
@@ -61,8 +63,8 @@ public final class SharedAddressRanking: Sendable {
         let racing = family.map { HappyEyeballs(preferredFamily: $0, attemptDelay: happyEyeballs.attemptDelay) } ?? happyEyeballs
         // Interleaving the families must not lift a special-purpose address above a public one: the two
         // parts the ranking made are interleaved apart.
-        guard SpecialUseName.entry(containing: name) == nil, let split = ordered.firstIndex(where: \.isSpecialPurpose),
-              split > 0 else { return racing.order(ordered) }
+        guard let split = ordered.firstIndex(where: \.isSpecialPurpose), split > 0,
+              SpecialUseName.entry(containing: name) == nil else { return racing.order(ordered) }
         return racing.order(Array(ordered[..<split])) + racing.order(Array(ordered[split...]))
     }
 
