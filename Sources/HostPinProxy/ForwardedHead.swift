@@ -14,6 +14,61 @@ enum ForwardedHead {
     /// since it would speak for the proxy's own connection.
     static func request(_ head: RequestHead, authority: RequestTarget.Authority, path: String, via: String,
                         closing: Bool, edits: [HeaderEdit] = []) -> [UInt8] {
+        guard edits.isEmpty else { return edited(head, authority: authority, path: path, via: via, closing: closing, edits: edits) }
+        return copied(head, authority: authority, path: path, via: via, closing: closing)
+    }
+
+    /// The request without edits, its field lines copied from the head's own bytes (`RequestHead.bytes`)
+    /// into one buffer sized up front: no `HeaderFields` is built or filtered per request. The parser
+    /// checked those bytes (strict CRLF, a colon after each name, no folding), so each line is found by
+    /// its CR and its colon, and the value is trimmed as ``HeadSyntax/fields(_:)`` trims it: the same head
+    /// as ``edited(_:authority:path:via:closing:edits:)`` makes with no edit (`ForwardedHeadTests`).
+    private static func copied(_ head: RequestHead, authority: RequestTarget.Authority, path: String, via: String,
+                               closing: Bool) -> [UInt8] {
+        let received = head.bytes
+        let named = HopByHop.named(in: head.fields)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(received.count + path.utf8.count + authority.text.utf8.count + via.utf8.count + 96)
+        bytes.append(contentsOf: head.method.utf8)
+        bytes.append(HeadSyntax.space)
+        bytes.append(contentsOf: path.utf8)
+        bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
+        bytes.append(contentsOf: authority.text.utf8)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        // Past the request line; the empty line ends the loop (the parser saw it).
+        var start = (received.firstIndex(of: HeadSyntax.cr) ?? received.count) + 2
+        while start < received.count, let end = received[start...].firstIndex(of: HeadSyntax.cr), end > start {
+            let colon = received[start..<end].firstIndex(of: HeadSyntax.colon) ?? end
+            let name = received[start..<colon]
+            if !HeadSyntax.equalsIgnoringASCIICase(name, lowercased: hostBytes), !HopByHop.isRemoved(name, named: named) {
+                bytes.append(contentsOf: name)
+                bytes.append(HeadSyntax.colon)
+                bytes.append(HeadSyntax.space)
+                bytes.append(contentsOf: HeadSyntax.trimmingWhitespace(received[(colon + 1)..<end]))
+                bytes.append(HeadSyntax.cr)
+                bytes.append(HeadSyntax.lf)
+            }
+            start = end + 2
+        }
+        if head.framing == .chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        bytes.append(contentsOf: (head.version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)
+        bytes.append(contentsOf: via.utf8)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        if closing { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
+        return bytes
+    }
+
+    /// `host` as bytes, for ``copied(_:authority:path:via:closing:)``.
+    private static let hostBytes = Array("host".utf8)
+
+    /// The request with the `header` rules' `edits` applied to its fields (as strings: an edit may add,
+    /// replace or remove any end-to-end field).
+    static func edited(_ head: RequestHead, authority: RequestTarget.Authority, path: String, via: String,
+                       closing: Bool, edits: [HeaderEdit]) -> [UInt8] {
         var fields = HeaderFields()
         fields.append(name: "Host", value: authority.text)
         var endToEnd = HopByHop.removed(from: head.fields, alsoRemoving: hostName)

@@ -12,6 +12,9 @@ public struct RequestHead: Sendable, Hashable {
     public let fields: HeaderFields
     /// How the body is delimited.
     public let framing: BodyFraming
+    /// The head exactly as received (CRLF CRLF included), which the parser checked: the forwarded head's
+    /// field lines are copied from it (``ForwardedHead``), not rebuilt from ``fields``' strings.
+    let bytes: [UInt8]
 
     /// Whether the client wants the connection kept open after the response: HTTP/1.1 unless
     /// `Connection: close` (RFC 9112 §9.3). HTTP/1.0 keep-alive is not offered: those connections close.

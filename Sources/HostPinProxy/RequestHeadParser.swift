@@ -41,6 +41,6 @@ public struct RequestHeadParser: Sendable {
         if hosts.isEmpty && version == .http11 { throw .missingHost }
         let framing = try BodyFraming.of(fields, version: version, absent: .none)
         return RequestHead(method: method, target: target, targetText: targetText, version: version,
-                           fields: fields, framing: framing)
+                           fields: fields, framing: framing, bytes: bytes)
     }
 }
