@@ -22,3 +22,21 @@ public struct RequestHead: Sendable, Hashable {
         version == .http11 && !fields.contains("Connection", token: "close")
     }
 }
+
+extension RequestHead {
+    /// Equal when the parsed parts are: ``bytes`` is where they were read from, and two heads that differ
+    /// only in optional whitespace mean the same request (the fuzzer's parse, write, parse property).
+    public static func == (lhs: RequestHead, rhs: RequestHead) -> Bool {
+        lhs.method == rhs.method && lhs.target == rhs.target && lhs.targetText == rhs.targetText
+            && lhs.version == rhs.version && lhs.fields == rhs.fields && lhs.framing == rhs.framing
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(target)
+        hasher.combine(targetText)
+        hasher.combine(version)
+        hasher.combine(fields)
+        hasher.combine(framing)
+    }
+}
