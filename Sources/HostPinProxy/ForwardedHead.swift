@@ -51,14 +51,7 @@ enum ForwardedHead {
             }
             start = end + 2
         }
-        if head.framing == .chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
-        bytes.append(contentsOf: (head.version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)
-        bytes.append(contentsOf: via.utf8)
-        bytes.append(HeadSyntax.cr)
-        bytes.append(HeadSyntax.lf)
-        if closing { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
-        bytes.append(HeadSyntax.cr)
-        bytes.append(HeadSyntax.lf)
+        appendEnd(to: &bytes, chunked: head.framing == .chunked, version: head.version, via: via, closing: closing)
         return bytes
     }
 
@@ -113,15 +106,23 @@ enum ForwardedHead {
         for line in lines.lines where !HopByHop.isRemoved(lines.bytes[line.name], named: named) {
             lines.append(line, to: &bytes)
         }
-        if coding == .chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
-        bytes.append(contentsOf: (response.version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)
+        appendEnd(to: &bytes, chunked: coding == .chunked, version: response.version, via: via, closing: closing)
+        return bytes
+    }
+
+    /// The lines every head the proxy forwards from bytes ends with: `Transfer-Encoding: chunked` when
+    /// this hop is chunked, `Via` with the received message's version, `Connection: close` when
+    /// `closing`, and the empty line.
+    private static func appendEnd(to bytes: inout [UInt8], chunked: Bool, version: HTTPVersion, via: String,
+                                  closing: Bool) {
+        if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        bytes.append(contentsOf: (version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)
         bytes.append(contentsOf: via.utf8)
         bytes.append(HeadSyntax.cr)
         bytes.append(HeadSyntax.lf)
         if closing { bytes.append(contentsOf: "Connection: close\r\n".utf8) }
         bytes.append(HeadSyntax.cr)
         bytes.append(HeadSyntax.lf)
-        return bytes
     }
 
     /// A head in one buffer sized up front: the start line `startLine` appends, the field lines, the
