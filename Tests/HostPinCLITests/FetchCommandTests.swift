@@ -203,14 +203,15 @@ import Testing
     }
 
     @Test func bodyStreamsToStandardOutputAsItArrives() async throws {
-        // /drip/3/700: one byte every 700 ms. The first must be readable long before the last is sent
-        // (measured from the first byte, not from the start, which a busy machine may delay).
+        // /drip/3/700: one byte every 700 ms. A streamed body reaches the pipe in more than one piece; a
+        // buffered one is written once, at the end. Counting pieces, not timing them: a busy machine may
+        // delay the reader by hundreds of milliseconds (CI saw 0.94 s where 1.4 s was expected).
         let path = try HostPinBinary.path()
         let arguments = ["fetch", "\(http)/drip/3/700", "--server", "\(lab.trustedDNS)", "--timeout", "2"]
         // Blocking pipe reads run on a thread of their own, not on the test pool's few threads.
-        let (process, first, rest, lastAfter) = try await withCheckedThrowingContinuation { continuation in
+        let (process, pieces) = try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Result { () throws -> (Process, Data, Data, Duration) in
+                continuation.resume(with: Result { () throws -> (Process, [Data]) in
                     let process = Process()
                     process.executableURL = URL(fileURLWithPath: path)
                     process.arguments = arguments
@@ -218,19 +219,18 @@ import Testing
                     let output = Pipe()
                     process.standardOutput = output
                     try process.run()
-                    let first = output.fileHandleForReading.availableData
-                    let firstAt = ContinuousClock.now
-                    let rest = output.fileHandleForReading.readDataToEndOfFile()
-                    let lastAfter = ContinuousClock.now - firstAt
+                    var pieces: [Data] = []
+                    while case let piece = output.fileHandleForReading.availableData, !piece.isEmpty {
+                        pieces.append(piece)
+                    }
                     process.waitUntilExit()
-                    return (process, first, rest, lastAfter)
+                    return (process, pieces)
                 })
             }.start()
         }
         #expect(process.terminationStatus == 0)
-        #expect(!first.isEmpty)
-        #expect(lastAfter > .milliseconds(1000), "the rest came \(lastAfter) after the first byte: the body was buffered")
-        #expect(first + rest == Data([0, 1, 2]))
+        #expect(pieces.count >= 2, "the body came in \(pieces.count) piece(s): it was buffered")
+        #expect(pieces.reduce(Data(), +) == Data([0, 1, 2]))
     }
 
     @Test(arguments: [false, true])
