@@ -17,3 +17,12 @@ package protocol EventLoopHandler: AnyObject, Sendable {
     func timerFired(_ direction: IODirection, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant)
         -> ContinuousClock.Instant?
 }
+
+/// What waits on a ``SocketChannel`` without a task (``SocketChannel/notify(_:when:deadline:)``): a
+/// state machine driven by the loop, as an event-driven server's connection is.
+package protocol ReadinessHandler: AnyObject, Sendable {
+    /// The edge waited for came (`.success`: retry the system call), the deadline passed
+    /// (``SocketError/timedOut``), or the socket was shut down (``SocketError/closed``). Called once per
+    /// ``SocketChannel/notify(_:when:deadline:)`` that returned `false`, with no lock of the channel held.
+    func readiness(_ result: Result<Void, SocketError>)
+}

@@ -38,12 +38,33 @@ package final class SocketChannel: EventLoopHandler {
     /// peer has reset the connection, `getpeername(2)` fails (`ENOTCONN`), and the access log lost the client.
     package let peer: SocketAddress?
 
-    private struct Waiter {
-        let id: UInt64
+    /// Who waits: a suspended task, or a ``ReadinessHandler`` called back (``notify(_:when:deadline:)``).
+    private enum Resumer {
         /// Unchecked (a checked one allocates a canary per wait): taken out of the state under the lock
         /// by whoever resumes it, so it is resumed exactly once.
-        let continuation: UnsafeContinuation<Void, any Error>
+        case task(UnsafeContinuation<Void, any Error>)
+        case handler(any ReadinessHandler)
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let resumer: Resumer
         let deadline: ContinuousClock.Instant?
+
+        /// The edge came: the task retries its system call, the handler is called back to.
+        func resume() {
+            switch resumer {
+            case .task(let continuation): continuation.resume()
+            case .handler(let handler): handler.readiness(.success(()))
+            }
+        }
+
+        func resume(throwing error: SocketError) {
+            switch resumer {
+            case .task(let continuation): continuation.resume(throwing: error)
+            case .handler(let handler): handler.readiness(.failure(error))
+            }
+        }
     }
 
     private struct Direction {
@@ -169,6 +190,96 @@ package final class SocketChannel: EventLoopHandler {
         }
     }
 
+    /// What one non-suspending ``receive(into:)`` or ``transmit(_:)`` did.
+    package enum Transfer: Equatable, Sendable {
+        /// This many bytes (more than zero) were moved.
+        case moved(Int)
+        /// The peer shut its side down (receive only).
+        case end
+        /// Nothing can move now: ask ``notify(_:when:deadline:)`` for the next edge.
+        case wouldBlock
+        case failed(SocketError)
+    }
+
+    /// Reads what is queued into `buffer` without waiting: the read of ``read(maximum:deadline:)``, with
+    /// its rules (a drained socket is not asked again before an edge), for a caller driven by
+    /// ``ReadinessHandler`` callbacks instead of a task.
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) -> Transfer {
+        let skip = state.withLock { state -> Bool? in
+            if state.shut { return nil }
+            if state.read.drained && !state.read.ready && !state.hungUp { return true }
+            state.read.ready = false
+            state.read.drained = false
+            return false
+        }
+        guard let skip else { return .failed(.closed) }
+        if skip { return .wouldBlock }
+        while true {
+            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            let failure = errno
+            if (count > 0 && count < buffer.count) || (count < 0 && (failure == EAGAIN || failure == EWOULDBLOCK)) {
+                state.withLock { $0.read.drained = true }
+            }
+            if count > 0 { return .moved(count) }
+            if count == 0 { return .end }
+            switch failure {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            default: return .failed(.system(call: "recv", errno: failure))
+            }
+        }
+    }
+
+    /// Sends what the kernel's buffer takes of `bytes` without waiting (``write(_:deadline:)``'s `send`).
+    /// A peer that reset the connection gives `.failed(.system(call: "send", …))`.
+    package func transmit(_ bytes: UnsafeRawBufferPointer) -> Transfer {
+        if state.withLock({ $0.shut }) { return .failed(.closed) }
+        while true {
+            let sent = send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+            let failure = errno
+            if sent >= 0 { return .moved(sent) }
+            switch failure {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            default: return .failed(.system(call: "send", errno: failure))
+            }
+        }
+    }
+
+    /// Calls `handler` back once, on the loop thread, at the next edge in `direction`, or with
+    /// ``SocketError/timedOut`` at `deadline`, or with ``SocketError/closed`` at a ``shutdown()`` or
+    /// ``close()`` (on the caller's thread then): the wait of a task, for a caller driven by callbacks.
+    /// The same invariant holds (the type's documentation): an edge already recorded is not waited for.
+    ///
+    /// - Returns: `true` when an edge was recorded already (nothing is stored, `handler` is not called:
+    ///   retry the system call now); `false` when `handler` will be called.
+    package func notify(_ handler: any ReadinessHandler, when direction: IODirection,
+                        deadline: ContinuousClock.Instant?) -> Bool {
+        let decision = state.withLock { state -> Decision in
+            if state.shut { return .refuse(.closed) }
+            if state[direction].ready {
+                state[direction].ready = false
+                state[direction].drained = false
+                return .retry
+            }
+            state.nextWaiterID += 1
+            return .suspend(schedule: Self.store(Waiter(id: state.nextWaiterID, resumer: .handler(handler), deadline: deadline),
+                                                 direction, in: &state))
+        }
+        switch decision {
+        case .retry:
+            return true
+        case .refuse:
+            // Shut: the system call fails at once with `.closed`, so the caller learns it by retrying.
+            return true
+        case .suspend(let deadline?):
+            loop.schedule(token, direction, at: deadline)
+            return false
+        case .suspend(nil):
+            return false
+        }
+    }
+
     /// Whether an idle connection is still fit for another request: a non-blocking peek finds nothing
     /// to read (no FIN, no reset, no stray bytes) and the socket is not shut down.
     ///
@@ -215,7 +326,7 @@ package final class SocketChannel: EventLoopHandler {
             return Self.takeWaiters(&state)
         }
         _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
-        waiters.forEach { $0.continuation.resume(throwing: SocketError.closed) }
+        waiters.forEach { $0.resume(throwing: .closed) }
     }
 
     /// Fails waiters, deregisters the socket from the loop and closes the descriptor. Idempotent.
@@ -229,7 +340,7 @@ package final class SocketChannel: EventLoopHandler {
         guard let waiters else { return }
         loop.remove(descriptor, token: token)
         _ = Glibc.close(descriptor)
-        waiters.forEach { $0.continuation.resume(throwing: SocketError.closed) }
+        waiters.forEach { $0.resume(throwing: .closed) }
     }
 
     /// An edge from the loop: hand it to the waiting task (which retries its system call) or, with no
@@ -245,8 +356,8 @@ package final class SocketChannel: EventLoopHandler {
             if readable { state.read.drained = false }
             return (readable ? Self.takeWaiter(&state.read) : nil, writable ? Self.takeWaiter(&state.write) : nil)
         }
-        reader?.continuation.resume()
-        writer?.continuation.resume()
+        reader?.resume()
+        writer?.resume()
     }
 
     /// An edge in `direction`: its waiter, taken, or with none waiting, `ready` set.
@@ -275,7 +386,7 @@ package final class SocketChannel: EventLoopHandler {
             state[direction].scheduled = due
             return (nil, due)
         }
-        expired?.continuation.resume(throwing: SocketError.timedOut)
+        expired?.resume(throwing: .timedOut)
         return again
     }
 
@@ -301,12 +412,8 @@ package final class SocketChannel: EventLoopHandler {
                             state[direction].drained = false
                             return .retry
                         }
-                        state[direction].waiter = Waiter(id: id, continuation: continuation, deadline: deadline)
-                        guard let deadline, state[direction].scheduled.map({ deadline < $0 }) ?? true else {
-                            return .suspend(schedule: nil)
-                        }
-                        state[direction].scheduled = deadline
-                        return .suspend(schedule: deadline)
+                        return .suspend(schedule: Self.store(Waiter(id: id, resumer: .task(continuation), deadline: deadline),
+                                                             direction, in: &state))
                     }
                     switch decision {
                     case .refuse(let error): continuation.resume(throwing: error)
@@ -332,7 +439,16 @@ package final class SocketChannel: EventLoopHandler {
             state[direction].waiter = nil
             return waiter
         }
-        waiter?.continuation.resume(throwing: error)
+        waiter?.resume(throwing: error)
+    }
+
+    /// Stores `waiter` as `direction`'s one waiter; returns the deadline to schedule on the loop, if
+    /// it is earlier than the direction's live timer (or there is none).
+    private static func store(_ waiter: Waiter, _ direction: IODirection, in state: inout State) -> ContinuousClock.Instant? {
+        state[direction].waiter = waiter
+        guard let deadline = waiter.deadline, state[direction].scheduled.map({ deadline < $0 }) ?? true else { return nil }
+        state[direction].scheduled = deadline
+        return deadline
     }
 
     private static func takeWaiters(_ state: inout State) -> [Waiter] {

@@ -24,7 +24,9 @@ final class ConnectionRegistry: Sendable {
 
     private struct Entry {
         let channel: SocketChannel
-        var task: Task<Void, Never>?
+        /// Ends whatever serves the connection now when the grace period is over: cancels its task, or
+        /// shuts the sockets of its ``KeepAliveRelay``.
+        var cut: (@Sendable () -> Void)?
         var busy = false
         /// Shut down by the stop as idle: it must not begin a request.
         var closing = false
@@ -69,8 +71,14 @@ final class ConnectionRegistry: Sendable {
     /// Records the task serving connection `id` (cancelled if the grace period ends first). A task
     /// that already ended (and removed its entry) is not recorded.
     func attach(_ task: Task<Void, Never>, to id: UInt64) {
+        attach(cut: { task.cancel() }, to: id)
+    }
+
+    /// Records how to end what serves connection `id` now (called if the grace period ends first),
+    /// replacing what was recorded: a connection passes between its task and its ``KeepAliveRelay``.
+    func attach(cut: @escaping @Sendable () -> Void, to id: UInt64) {
         state.withLock { state in
-            state.entries[id]?.task = task
+            state.entries[id]?.cut = cut
         }
     }
 
@@ -126,7 +134,7 @@ final class ConnectionRegistry: Sendable {
         closing.forEach { $0.shutdown() }
     }
 
-    /// Shuts every remaining connection down and cancels its task (the grace period is over).
+    /// Shuts every remaining connection down and ends what serves it (the grace period is over).
     func cutAll() {
         let remaining = state.withLock { state in
             state.stopping = true
@@ -134,7 +142,7 @@ final class ConnectionRegistry: Sendable {
         }
         for entry in remaining {
             entry.channel.shutdown()
-            entry.task?.cancel()
+            entry.cut?()
         }
     }
 

@@ -189,18 +189,8 @@ public final class ForwardProxy: Sendable {
             let connection = ProxyConnection(client: channel, configuration: configuration, rules: liveRules, connector: connector,
                                              parser: RequestHeadParser(limits: configuration.headLimits), keeper: keeper,
                                              slot: slot)
-            let metrics = configuration.metrics
-            metrics?.connectionOpened()
-            // On the loop that reports the connection's socket edges: its jobs run there, with no hop to
-            // Swift's pool and back for every wait (EventLoop's documentation).
-            let task = Task(executorPreference: EventLoop.shared) {
-                await connection.run()
-                // Counted closed before it leaves the registry: a stop that waits for the registry to
-                // empty must find every connection counted closed (ProxyMetricsTests saw one still open).
-                metrics?.connectionClosed()
-                slot.registry.remove(slot.id)
-            }
-            slot.registry.attach(task, to: slot.id)
+            configuration.metrics?.connectionOpened()
+            connection.start(.opening)
         }
     }
 }

@@ -43,42 +43,53 @@ struct OriginConnector: Sendable {
     /// - Throws: ``ProxyError/nameNotResolved(_:_:)``, ``ProxyError/privateAddress(_:)``,
     ///   ``ProxyError/targetIsProxy(_:)``.
     func addresses(for authority: RequestTarget.Authority, _ pinned: PinnedAddresses) async throws(ProxyError) -> Pinning {
-        let addresses: [IPAddress]
-        let source: AddressSource
         switch pinned {
         case .pinned(let ruleAddresses, _):
-            addresses = ruleAddresses
-            source = .pinnedByRule
+            return try pinning(ruleAddresses, source: .pinnedByRule, for: authority)
         case .resolve:
-            let resolved: [IPAddress]
-            // A fresh cache hit read in place (no `Resolution` built); a resolution otherwise.
-            if let cached = resolver.cachedAddresses(authority.host, family: .any) {
-                resolved = cached.map(\.address)
-                source = .resolved(.cache)
-            } else {
-                let resolution: Resolution
-                do throws(ResolutionError) {
-                    resolution = try await resolver.resolve(authority.host, family: .any)
-                } catch {
-                    throw .nameNotResolved(authority.host, error)
-                }
-                resolved = resolution.ipAddresses
-                source = .resolved(resolution.source)
+            if let cached = try cachedPinning(for: authority) { return cached }
+            let resolution: Resolution
+            do throws(ResolutionError) {
+                resolution = try await resolver.resolve(authority.host, family: .any)
+            } catch {
+                throw .nameNotResolved(authority.host, error)
             }
-            if allowPrivate {
-                addresses = resolved
-            } else {
-                do throws(RebindingRefusal) {
-                    addresses = try RebindingGuard.admitted(resolved, for: authority.host)
-                } catch {
-                    // A name whose route allows private addresses (split DNS: internal resolvers answer
-                    // RFC 1918 ones) passes; a public name that resolves privately is still refused. Asked
-                    // only here, so an ordinary connection never looks its route up.
-                    guard resolver.allowsPrivateAddresses(for: authority.host) else { throw .privateAddress(error) }
-                    addresses = resolved
-                }
-            }
+            return try pinning(admitted(resolution.ipAddresses, for: authority.host), source: .resolved(resolution.source),
+                               for: authority)
         }
+    }
+
+    /// ``addresses(for:_:)`` for an IP literal, or a name the resolver has a fresh answer for, read in
+    /// place (no `Resolution` built, no wait); `nil` when it has none.
+    ///
+    /// - Throws: ``ProxyError/privateAddress(_:)``, ``ProxyError/targetIsProxy(_:)``.
+    func cachedPinning(for authority: RequestTarget.Authority) throws(ProxyError) -> Pinning? {
+        if let literal = authority.host.literalAddress {
+            // What every resolver answers for a literal (`Resolution.literal(for:family:)`), without asking it.
+            return try pinning(admitted([literal], for: authority.host), source: .resolved(.literal), for: authority)
+        }
+        guard let cached = resolver.cachedAddresses(authority.host, family: .any) else { return nil }
+        return try pinning(admitted(cached.map(\.address), for: authority.host), source: .resolved(.cache), for: authority)
+    }
+
+    /// The resolved addresses a connection may go to: special-purpose ones refused (``RebindingGuard``)
+    /// unless allowed.
+    private func admitted(_ resolved: [IPAddress], for host: HostName) throws(ProxyError) -> [IPAddress] {
+        guard !allowPrivate else { return resolved }
+        do throws(RebindingRefusal) {
+            return try RebindingGuard.admitted(resolved, for: host)
+        } catch {
+            // A name whose route allows private addresses (split DNS: internal resolvers answer
+            // RFC 1918 ones) passes; a public name that resolves privately is still refused. Asked
+            // only here, so an ordinary connection never looks its route up.
+            guard resolver.allowsPrivateAddresses(for: host) else { throw .privateAddress(error) }
+            return resolved
+        }
+    }
+
+    /// `addresses` in attempt order, with the port; the proxy's own endpoint refused.
+    private func pinning(_ addresses: [IPAddress], source: AddressSource,
+                         for authority: RequestTarget.Authority) throws(ProxyError) -> Pinning {
         let ordered = ranking?.attemptOrder(addresses, for: authority.host.description, port: authority.port,
                                             happyEyeballs: happyEyeballs) ?? happyEyeballs.order(addresses)
         let allowed = ordered.map { SocketAddress(address: $0, port: authority.port) }

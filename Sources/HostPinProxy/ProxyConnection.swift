@@ -54,48 +54,123 @@ struct ProxyConnection: Sendable {
         case stale(ProxyError)
     }
 
-    /// Serves the connection until the client closes it, an error ends it, or the proxy stops.
-    func run() async {
-        let input = BufferedInput(channel: client)
-        var kept: KeptOrigin?
-        defer {
-            if let kept { discard(kept) }
-            client.close()
+    /// Where ``start(_:input:kept:)`` picks the connection up: at its opening, or where a
+    /// ``KeepAliveRelay`` hands it back.
+    enum Start: Sendable {
+        /// The first request: its head must be complete within the head timeout of the opening.
+        case opening
+        /// Between requests: the next one's first byte within the idle timeout.
+        case idle
+        /// A request has begun (the slot is busy): its head, whole or in part, is in the input.
+        case requestBegun(headDeadline: ContinuousClock.Instant)
+        /// A request was forwarded on the kept origin connection; its response, head first, is in the
+        /// origin's input.
+        case response(PendingResponse)
+        /// Answer this error and close.
+        case refusing(ProxyError, method: String, target: String, started: ContinuousClock.Instant)
+    }
+
+    /// A request forwarded by a ``KeepAliveRelay`` whose response the task relays.
+    struct PendingResponse: Sendable {
+        let head: RequestHead
+        let source: AddressSource
+        let started: ContinuousClock.Instant
+        let when: (unixSeconds: Int, nanoseconds: Int)
+    }
+
+    /// Serves the connection from `start` in a task on the event loop that reports its socket's edges
+    /// (its jobs run there, with no hop to Swift's pool and back for every wait: EventLoop's
+    /// documentation), until the client closes it, an error ends it, the proxy stops, or a
+    /// ``KeepAliveRelay`` takes it over. `input` and `kept` carry the client's unread bytes and the
+    /// kept origin connection across such a hand-over.
+    func start(_ start: Start, input: BufferedInput? = nil, kept: KeptOrigin? = nil) {
+        let input = input ?? BufferedInput(channel: client)
+        let task = Task(executorPreference: EventLoop.shared) {
+            await run(from: start, input: input, kept: kept)
         }
-        // The first request's head must be complete within the head timeout of the connection's opening.
-        var headDeadline = ContinuousClock.Instant.after(configuration.requestHeadTimeout)
-        var first = true
+        slot.registry.attach(task, to: slot.id)
+    }
+
+    private func run(from start: Start, input: BufferedInput, kept: KeptOrigin?) async {
+        var kept = kept
+        var step = start
         while true {
-            guard await input.awaitBytes(deadline: first ? headDeadline : .after(configuration.idleTimeout)) else { return }
-            if !first { headDeadline = .after(configuration.requestHeadTimeout) }
-            first = false
-            guard slot.beginRequest() else { return }
-            let bytes: [UInt8]?
-            do throws(BufferedInput.HeadFailure) {
-                bytes = try await input.readHead(limits: configuration.headLimits, deadline: headDeadline, skippingEmptyLines: true)
-            } catch {
-                switch error {
-                case .head(let problem):
-                    await refuse(.malformedRequest(problem), method: "-", target: "-", started: ContinuousClock.now)
-                case .socket(.timedOut):
-                    await refuse(.requestHeadTimedOut(timeout: configuration.requestHeadTimeout), method: "-", target: "-",
-                                 started: ContinuousClock.now)
-                case .socket, .truncated:
-                    break
+            let headDeadline: ContinuousClock.Instant
+            switch step {
+            case .opening:
+                headDeadline = .after(configuration.requestHeadTimeout)
+                guard await input.awaitBytes(deadline: headDeadline), slot.beginRequest() else { return end(kept) }
+            case .idle:
+                guard await input.awaitBytes(deadline: .after(configuration.idleTimeout)) else { return end(kept) }
+                headDeadline = .after(configuration.requestHeadTimeout)
+                guard slot.beginRequest() else { return end(kept) }
+            case .requestBegun(let deadline):
+                headDeadline = deadline
+            case .response(let pending):
+                guard let origin = kept, await serveResponse(pending, on: origin, kept: &kept), slot.endRequest() else {
+                    return end(kept)
                 }
-                return
+                if handOver(input: input, kept: kept) { return }
+                step = .idle
+                continue
+            case .refusing(let error, let method, let target, let started):
+                await refuse(error, method: method, target: target, started: started)
+                return end(kept)
             }
-            guard let bytes else { return }
-            let started = ContinuousClock.now
-            let head: RequestHead
-            do throws(HeadError) {
-                head = try parser.parse(bytes)
-            } catch {
-                await refuse(.malformedRequest(error), method: "-", target: "-", started: started)
-                return
+            guard await serveNext(input: input, headDeadline: headDeadline, kept: &kept), slot.endRequest() else {
+                return end(kept)
             }
-            guard await serve(head, input: input, kept: &kept, started: started), slot.endRequest() else { return }
+            if handOver(input: input, kept: kept) { return }
+            step = .idle
         }
+    }
+
+    /// Reads, parses and serves the request whose head has begun; returns whether the connection stays
+    /// open for another.
+    private func serveNext(input: BufferedInput, headDeadline: ContinuousClock.Instant, kept: inout KeptOrigin?) async -> Bool {
+        let bytes: [UInt8]?
+        do throws(BufferedInput.HeadFailure) {
+            bytes = try await input.readHead(limits: configuration.headLimits, deadline: headDeadline, skippingEmptyLines: true)
+        } catch {
+            switch error {
+            case .head(let problem):
+                await refuse(.malformedRequest(problem), method: "-", target: "-", started: ContinuousClock.now)
+            case .socket(.timedOut):
+                await refuse(.requestHeadTimedOut(timeout: configuration.requestHeadTimeout), method: "-", target: "-",
+                             started: ContinuousClock.now)
+            case .socket, .truncated:
+                break
+            }
+            return false
+        }
+        guard let bytes else { return false }
+        let started = ContinuousClock.now
+        let head: RequestHead
+        do throws(HeadError) {
+            head = try parser.parse(bytes)
+        } catch {
+            await refuse(.malformedRequest(error), method: "-", target: "-", started: started)
+            return false
+        }
+        return await serve(head, input: input, kept: &kept, started: started)
+    }
+
+    /// Passes the connection to a ``KeepAliveRelay`` when it can serve the next requests (an origin
+    /// connection is kept, nothing is buffered, no rules are in force); returns whether it did.
+    private func handOver(input: BufferedInput, kept: KeptOrigin?) -> Bool {
+        guard let kept, let relay = KeepAliveRelay(connection: self, input: input, kept: kept) else { return false }
+        relay.start()
+        return true
+    }
+
+    /// Closes the connection and the origin connection it keeps, and frees its slot.
+    func end(_ kept: KeptOrigin?) {
+        if let kept { discard(kept) }
+        client.close()
+        // Counted closed before it leaves the registry: a stop that waits for the registry to empty must
+        // find every connection counted closed (ProxyMetricsTests saw one still open).
+        configuration.metrics?.connectionClosed()
+        slot.registry.remove(slot.id)
     }
 
     /// Serves one request; returns whether the connection stays open for another. `kept` is the origin
@@ -207,13 +282,7 @@ struct ProxyConnection: Sendable {
                 }
             }
             outcome.source = pinning.source
-            if outcome.originReusable && outcome.keepAlive {
-                current.park()
-                if !reused { keeper.register(current) }
-                kept = current
-            } else {
-                discard(current)
-            }
+            kept = keep(current, after: outcome, registered: reused)
             return outcome
         }
     }
@@ -222,8 +291,44 @@ struct ProxyConnection: Sendable {
     /// (RFC 9110 §9.2.2).
     private static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
+    /// Parks `origin` for the next request when `outcome` allows (and has the keeper watch it unless it
+    /// is `registered`), else closes it; returns it when kept.
+    private func keep(_ origin: KeptOrigin, after outcome: Outcome, registered: Bool) -> KeptOrigin? {
+        guard outcome.originReusable && outcome.keepAlive else {
+            discard(origin)
+            return nil
+        }
+        origin.park()
+        if !registered { keeper.register(origin) }
+        return origin
+    }
+
+    /// Relays the response to a request a ``KeepAliveRelay`` forwarded on `origin` (the kept connection,
+    /// registered), logs it, and returns whether the connection stays open for another request.
+    private func serveResponse(_ pending: PendingResponse, on origin: KeptOrigin, kept: inout KeptOrigin?) async -> Bool {
+        let head = pending.head
+        var outcome: Outcome
+        do throws(AttemptFailure) {
+            // Not `reused`: the relay read the response's first bytes, so the connection was not stale.
+            outcome = try await relayResponse(head, from: origin.input, origin: origin.key.address, reused: false)
+        } catch {
+            kept = nil
+            discard(origin)
+            switch error {
+            case .refused(let problem), .stale(let problem):
+                await refuse(problem, method: head.method, target: head.targetText, started: pending.started)
+            }
+            return false
+        }
+        outcome.source = pending.source
+        kept = keep(origin, after: outcome, registered: true)
+        log(head.method, head.targetText, outcome.pinned, outcome.status, outcome.bytes, pending.started, pending.when,
+            rules: [], source: outcome.source)
+        return outcome.keepAlive
+    }
+
     /// Closes an origin connection this client connection holds and forgets it.
-    private func discard(_ origin: KeptOrigin) {
+    func discard(_ origin: KeptOrigin) {
         origin.close()
         keeper.unregister(origin)
     }

@@ -14,6 +14,15 @@ package struct FamilyResolver: HostResolver {
         try await inner.resolve(name, family: family)
     }
 
+    package func resolveDetailed(_ name: HostName, family _: AddressFamily) async throws(ResolutionError) -> ResolutionOutcome {
+        try await inner.resolveDetailed(name, family: family)
+    }
+
+    // The cache's hit read in place: without it every request of the proxy built a `Resolution`.
+    package func cachedAddresses(_ name: HostName, family _: AddressFamily) -> CachedAddresses? {
+        inner.cachedAddresses(name, family: family)
+    }
+
     // The routes (split DNS) of `inner` decide for the proxy's rebinding guard and the cache.
     package func routesSpecialUse(_ name: HostName) -> Bool { inner.routesSpecialUse(name) }
 
