@@ -1,5 +1,6 @@
 import Foundation
 import HostPinNet
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -56,6 +57,104 @@ import Glibc
         channel.close()
     }
 
+    /// The callback form of a wait (``SocketChannel/notify(_:when:deadline:)``, as the proxy's
+    /// keep-alive relay uses it): a byte sent just before, during or after the handler is stored reaches
+    /// it, 300 times in a row: a lost wakeup would leave the handler waiting out its deadline.
+    @Test func aHandlerSeesEveryByteSentAroundItsWait() async throws {
+        let (channel, peer) = try Self.connectedPair()
+        defer { close(peer) }
+        let handler = Callbacks()
+        var scratch = [UInt8](repeating: 0, count: 16)
+        for round in 0..<300 {
+            let byte = UInt8(round % 251)
+            let later = Task.detached {
+                if round % 3 == 1 { try await Task.sleep(for: .milliseconds(1)) }
+                var copy = byte
+                _ = send(peer, &copy, 1, Int32(MSG_NOSIGNAL))
+            }
+            if round % 3 == 2 { try await later.value }  // already there when the read starts
+            var received: [UInt8] = []
+            while received.isEmpty {
+                let transfer = scratch.withUnsafeMutableBytes { channel.receive(into: $0) }
+                switch transfer {
+                case .moved(let count):
+                    received = Array(scratch[..<count])
+                case .wouldBlock:
+                    if !channel.notify(handler, when: .read, deadline: .after(.seconds(5))) {
+                        let result = await handler.next()
+                        #expect(result == .success, "round \(round)")
+                        if result != .success { return }
+                    }
+                case .end, .failed:
+                    Issue.record("round \(round): \(transfer)")
+                    return
+                }
+            }
+            #expect(received == [byte])
+            try await later.value
+        }
+        channel.close()
+    }
+
+    @Test func aHandlerIsCalledBackAtItsDeadlineAndAtAShutdown() async throws {
+        let (channel, peer) = try Self.connectedPair()
+        defer { close(peer) }
+        let handler = Callbacks()
+        var scratch = [UInt8](repeating: 0, count: 16)
+        #expect(scratch.withUnsafeMutableBytes { channel.receive(into: $0) } == .wouldBlock)
+        let started = ContinuousClock.now
+        #expect(!channel.notify(handler, when: .read, deadline: .after(.milliseconds(200))))
+        #expect(await handler.next() == .timedOut)
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(200) && waited < .seconds(5), "\(waited)")
+
+        #expect(!channel.notify(handler, when: .read, deadline: .after(.seconds(30))))
+        channel.shutdown()
+        #expect(await handler.next() == .closed)
+        // Shut: no handler is stored; the caller retries and its system call fails.
+        #expect(channel.notify(handler, when: .read, deadline: nil))
+        #expect(scratch.withUnsafeMutableBytes { channel.receive(into: $0) } == .failed(.closed))
+        #expect(scratch.withUnsafeBytes { channel.transmit($0) } == .failed(.closed))
+        channel.close()
+    }
+
+    @Test func aFullSendBufferWouldBlockUntilThePeerReadsThenTheWriteEdgeCallsBack() async throws {
+        let (channel, peer) = try Self.connectedPair()
+        defer { close(peer) }
+        let handler = Callbacks()
+        let chunk = [UInt8](repeating: 7, count: 65_536)
+        var sent = 0
+        fill: while true {
+            switch chunk.withUnsafeBytes({ channel.transmit($0) }) {
+            case .moved(let count): sent += count
+            case .wouldBlock: break fill
+            case let other:
+                Issue.record("\(other)")
+                return
+            }
+        }
+        #expect(sent > 0)
+        #expect(!channel.notify(handler, when: .write, deadline: .after(.seconds(10))))
+        let expected = sent
+        let drained = try await TestSockets.offPool {
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while total < expected {
+                let count = recv(peer, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                total += count
+            }
+            return total
+        }
+        #expect(drained == sent)
+        #expect(await handler.next() == .success)
+        guard case .moved = chunk.withUnsafeBytes({ channel.transmit($0) }) else {
+            Issue.record("no buffer space after the write edge")
+            return
+        }
+        channel.close()
+    }
+
     /// A ``SocketChannel`` on one end of a loopback TCP connection, and the other end's descriptor.
     private static func connectedPair() throws -> (SocketChannel, Int32) {
         let (listener, port) = try TestSockets.bindLoopback(listening: true)
@@ -75,5 +174,48 @@ import Glibc
             throw TestSockets.Failure(description: "no loopback connection")
         }
         return (try SocketChannel(descriptor: accepted, peer: nil), client)
+    }
+}
+
+/// A ``ReadinessHandler`` whose callbacks a test awaits one at a time.
+private final class Callbacks: ReadinessHandler {
+    enum Outcome: Equatable, Sendable {
+        case success
+        case timedOut
+        case closed
+        case other
+    }
+
+    /// Guards the callbacks not yet awaited and the test waiting for the next one.
+    private let state = Mutex<(outcomes: [Outcome], waiter: CheckedContinuation<Outcome, Never>?)>(([], nil))
+
+    func readiness(_ result: Result<Void, SocketError>) {
+        let outcome: Outcome = switch result {
+        case .success: .success
+        case .failure(.timedOut): .timedOut
+        case .failure(.closed): .closed
+        case .failure: .other
+        }
+        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+            guard let waiter = state.waiter else {
+                state.outcomes.append(outcome)
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    /// The next callback's outcome.
+    func next() async -> Outcome {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Outcome? in
+                guard state.outcomes.isEmpty else { return state.outcomes.removeFirst() }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }
