@@ -27,7 +27,9 @@ import Musl
 /// Once the peer's FIN, a hang-up or an error has been reported (`EPOLLRDHUP`, `EPOLLHUP`, `EPOLLERR`)
 /// there are no more edges to wait for, so from then on every read calls `recv` first.
 ///
-/// Each direction has at most one waiting task (a connection's reader and its writer). ``shutdown()``
+/// Each direction has at most one waiter (a connection's reader and its writer): a suspended task, or a
+/// ``ReadinessHandler`` called back from the loop (``notify(_:when:deadline:)``: the same flags, the
+/// same lock, so the same invariant). ``shutdown()``
 /// may be called from any task; ``close()`` by the owner once no read or write is running (it is also
 /// called by `deinit`).
 package final class SocketChannel: EventLoopHandler {
@@ -319,13 +321,17 @@ package final class SocketChannel: EventLoopHandler {
     }
 
     /// Shuts the socket down in both directions and fails any waiting read or write with
-    /// ``SocketError/closed``. Safe from any task; the descriptor stays open until ``close()``.
+    /// ``SocketError/closed`` (a waiting handler is called back on the caller's thread). Safe from any
+    /// task, also after ``close()`` (then it does nothing); the descriptor stays open until ``close()``.
     package func shutdown() {
         let waiters = state.withLock { state -> [Waiter] in
+            // Under the lock, so never after `close()` freed the descriptor (its number may be another
+            // socket's by then).
+            guard !state.closed else { return [] }
             state.shut = true
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
             return Self.takeWaiters(&state)
         }
-        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
         waiters.forEach { $0.resume(throwing: .closed) }
     }
 
@@ -445,6 +451,8 @@ package final class SocketChannel: EventLoopHandler {
     /// Stores `waiter` as `direction`'s one waiter; returns the deadline to schedule on the loop, if
     /// it is earlier than the direction's live timer (or there is none).
     private static func store(_ waiter: Waiter, _ direction: IODirection, in state: inout State) -> ContinuousClock.Instant? {
+        // One waiter per direction (the type's documentation): a second would lose the first's wakeup.
+        precondition(state[direction].waiter == nil, "HostPinNet: two waiters on one direction of a socket")
         state[direction].waiter = waiter
         guard let deadline = waiter.deadline, state[direction].scheduled.map({ deadline < $0 }) ?? true else { return nil }
         state[direction].scheduled = deadline

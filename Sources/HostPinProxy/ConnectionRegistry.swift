@@ -36,6 +36,8 @@ final class ConnectionRegistry: Sendable {
         var entries: [UInt64: Entry] = [:]
         var nextID: UInt64 = 0
         var stopping = false
+        /// The grace period is over (``cutAll()``): what attaches now is cut at once.
+        var cutting = false
         /// Refusing connections since the last admission.
         var full = false
         /// Tasks waiting for the last connection to end.
@@ -68,18 +70,21 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Records the task serving connection `id` (cancelled if the grace period ends first). A task
-    /// that already ended (and removed its entry) is not recorded.
+    /// Records the task serving connection `id` (``attach(cut:to:)`` with its cancellation).
     func attach(_ task: Task<Void, Never>, to id: UInt64) {
         attach(cut: { task.cancel() }, to: id)
     }
 
-    /// Records how to end what serves connection `id` now (called if the grace period ends first),
-    /// replacing what was recorded: a connection passes between its task and its ``KeepAliveRelay``.
+    /// Records how to end what serves connection `id` now (called if the grace period ends first, at
+    /// once if it has ended), replacing what was recorded: a connection passes between its task and its
+    /// ``KeepAliveRelay``, each attaching before it runs. A connection that already ended (and removed
+    /// its entry) records nothing.
     func attach(cut: @escaping @Sendable () -> Void, to id: UInt64) {
-        state.withLock { state in
+        let now = state.withLock { state -> Bool in
             state.entries[id]?.cut = cut
+            return state.cutting && state.entries[id] != nil
         }
+        if now { cut() }
     }
 
     /// Connection `id` has ended: its slot is free.
@@ -138,6 +143,7 @@ final class ConnectionRegistry: Sendable {
     func cutAll() {
         let remaining = state.withLock { state in
             state.stopping = true
+            state.cutting = true
             return Array(state.entries.values)
         }
         for entry in remaining {

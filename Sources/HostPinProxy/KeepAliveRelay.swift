@@ -133,6 +133,10 @@ final class KeepAliveRelay: ReadinessHandler {
         switch exit {
         case .close:
             connection.end(kept)
+        case .handBack where connection.client.isShut:
+            // A stop's cut, or the proxy closing idle connections: nothing more is served (a request
+            // handed back now would be sent again on a fresh origin connection after the cut).
+            connection.end(kept)
         case .handBack(let start, let keepingOrigin):
             if !keepingOrigin { connection.discard(kept) }
             connection.start(start, input: input, kept: keepingOrigin ? kept : nil)
@@ -212,19 +216,28 @@ final class KeepAliveRelay: ReadinessHandler {
               case .absoluteForm(let authority, let path) = head.target,
               head.method == "GET" || head.method == "HEAD", head.framing == .none,
               authority.text == kept.key.host,
-              // A miss, a refusal (the task answers it) or an answer that no longer holds the address.
-              let pinning = try? connection.connector.cachedPinning(for: authority),
-              pinning.addresses.contains(kept.key.address)
+              let source = pinned(authority)
         else { return handBackRequest(&state, deadline: deadline) }
-        connection.connector.probeUnmeasured(authority, pinning.addresses)
         // Retryable (no body, idempotent): the loop's edges decide whether it is still open.
         guard kept.claim(retryable: true) else { return handBackRequest(&state, deadline: deadline, keepingOrigin: false) }
-        state.exchange = Exchange(head: head, source: pinning.source, started: started, when: AccessLogEntry.now())
+        state.exchange = Exchange(head: head, source: source, started: started, when: AccessLogEntry.now())
         state.out = ForwardedHead.request(head, authority: authority, path: path, via: connection.configuration.viaPseudonym,
                                           closing: !head.wantsKeepAlive, edits: [])
         state.sent = 0
         state.phase = .sendingHead
         return .next
+    }
+
+    /// Where the kept connection's address comes from if `authority` may still go there; `nil` to ask
+    /// the task (a cache miss, a refusal it answers, an answer that no longer holds the address).
+    private func pinned(_ authority: RequestTarget.Authority) -> AddressSource? {
+        // An IP literal answers itself: what the task decided for this authority (the resolver's
+        // family, the rebinding guard, the proxy's own endpoint) holds unchanged.
+        if authority.host.literalAddress != nil { return .resolved(.literal) }
+        guard let pinning = try? connection.connector.cachedPinning(for: authority),
+              pinning.addresses.contains(kept.key.address) else { return nil }
+        connection.connector.probeUnmeasured(authority, pinning.addresses)
+        return pinning.source
     }
 
     /// The task takes the request over from its head (the bytes read go back to the client's input).
@@ -236,7 +249,7 @@ final class KeepAliveRelay: ReadinessHandler {
 
     private func sendHead(_ state: inout State, _ result: Result<Void, SocketError>) -> Step {
         // The kept connection is dead before any response byte: the task sends the request again on a
-        // fresh one. (A stop's cut shut the client too; the task then ends at once.)
+        // fresh one (unless a stop's cut shut the sockets: then the connection ends, `readiness`).
         guard case .success = result else { return handBackStale(&state) }
         switch transmit(&state, to: kept.channel) {
         case .moved:

@@ -59,15 +59,11 @@ struct OriginConnector: Sendable {
         }
     }
 
-    /// ``addresses(for:_:)`` for an IP literal, or a name the resolver has a fresh answer for, read in
-    /// place (no `Resolution` built, no wait); `nil` when it has none.
+    /// ``addresses(for:_:)`` for a name the resolver has a fresh answer for, read in place (no
+    /// `Resolution` built, no wait); `nil` when it has none (an IP literal too: the resolver answers it).
     ///
     /// - Throws: ``ProxyError/privateAddress(_:)``, ``ProxyError/targetIsProxy(_:)``.
     func cachedPinning(for authority: RequestTarget.Authority) throws(ProxyError) -> Pinning? {
-        if let literal = authority.host.literalAddress {
-            // What every resolver answers for a literal (`Resolution.literal(for:family:)`), without asking it.
-            return try pinning(admitted([literal], for: authority.host), source: .resolved(.literal), for: authority)
-        }
         guard let cached = resolver.cachedAddresses(authority.host, family: .any) else { return nil }
         return try pinning(admitted(cached.map(\.address), for: authority.host), source: .resolved(.cache), for: authority)
     }

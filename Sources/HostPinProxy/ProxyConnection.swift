@@ -85,10 +85,12 @@ struct ProxyConnection: Sendable {
     /// kept origin connection across such a hand-over.
     func start(_ start: Start, input: BufferedInput? = nil, kept: KeptOrigin? = nil) {
         let input = input ?? BufferedInput(channel: client)
-        let task = Task(executorPreference: EventLoop.shared) {
+        // Attached before the task exists: a relay the task starts attaches after it, never before.
+        let cancel = TaskCancel()
+        slot.registry.attach(cut: { cancel.cancel() }, to: slot.id)
+        cancel.set(Task(executorPreference: EventLoop.shared) {
             await run(from: start, input: input, kept: kept)
-        }
-        slot.registry.attach(task, to: slot.id)
+        })
     }
 
     private func run(from start: Start, input: BufferedInput, kept: KeptOrigin?) async {
@@ -472,6 +474,28 @@ struct ProxyConnection: Sendable {
         accessLog(AccessLogEntry(unixSeconds: when.unixSeconds, nanoseconds: when.nanoseconds, client: client.peer,
                                  method: method, target: target, pinned: pinned, status: status, bytes: bytes,
                                  duration: ContinuousClock.now - started, rules: rules, source: source, failure: failure))
+    }
+}
+
+/// Cancels a task that may not exist yet: one cancelled before it is set is cancelled when it is.
+private final class TaskCancel: Sendable {
+    /// Guards the task and whether it was cancelled.
+    private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    func set(_ task: Task<Void, Never>) {
+        let cancelled = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
 
