@@ -113,6 +113,47 @@ enum LoadClient {
         return (responses, true)
     }
 
+    /// Sends `requests` one at a time on one keep-alive connection to `proxy`, each after the previous
+    /// `Content-Length`-framed `200` response has arrived whole; returns the bodies received and, when
+    /// the exchange stopped early, why: `closed before a response` or `reset before a response` (the
+    /// proxy ended the connection between two responses), or what else went wrong (a timeout of
+    /// `timeout`, a connection cut mid-response, another status).
+    static func inTurn(proxy: SocketAddress, timeout: Duration, requests: [String]) -> (bodies: [String], failure: String?) {
+        guard let descriptor = connect(proxy, timeout: timeout) else { return ([], "connect: errno \(errno)") }
+        defer { close(descriptor) }
+        var bodies: [String] = []
+        var buffer: [UInt8] = []
+        var scratch = [UInt8](repeating: 0, count: 65_536)
+        for request in requests {
+            guard sendAll(descriptor, Array(request.utf8)) else {
+                return (bodies, errno == ECONNRESET || errno == EPIPE ? "reset before a response" : "send: errno \(errno)")
+            }
+            var end: Int?
+            while true {
+                end = endOfHead(buffer)
+                if end != nil { break }
+                let count = recv(descriptor, &scratch, scratch.count, 0)
+                if count == 0 && buffer.isEmpty { return (bodies, "closed before a response") }
+                if count < 0 && errno == ECONNRESET && buffer.isEmpty { return (bodies, "reset before a response") }
+                guard count > 0 else { return (bodies, "head cut after \(buffer.count) bytes (errno \(errno))") }
+                buffer.append(contentsOf: scratch[..<count])
+            }
+            let head = String(decoding: buffer[..<end!], as: UTF8.self)
+            guard head.hasPrefix("HTTP/1.1 200 "),
+                  let line = head.components(separatedBy: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+                  let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+            else { return (bodies, "unexpected head \(head.debugDescription)") }
+            while buffer.count < end! + length {
+                let count = recv(descriptor, &scratch, scratch.count, 0)
+                guard count > 0 else { return (bodies, "body cut after \(buffer.count - end!) of \(length) bytes (errno \(errno))") }
+                buffer.append(contentsOf: scratch[..<count])
+            }
+            bodies.append(String(decoding: buffer[end!..<(end! + length)], as: UTF8.self))
+            buffer.removeFirst(end! + length)
+        }
+        return (bodies, nil)
+    }
+
     /// The offset just past the first CRLF CRLF of `bytes`.
     static func endOfHead(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }

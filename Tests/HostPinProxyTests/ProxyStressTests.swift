@@ -83,6 +83,66 @@ import Testing
         #expect(origin.requests == 2 * clients)
     }
 
+    /// Hundreds of keep-alive clients at once, each sending its requests one after another (each after
+    /// the previous response: the keep-alive relay's path, not pipelining), to an origin that answers
+    /// after 20 ms: every response arrives whole and in order.
+    @Test func hundredsOfKeepAliveClientsSendingInTurnToASlowOriginAllComplete() async throws {
+        let origin = try SlowOrigin(delay: .milliseconds(20))
+        defer { origin.stop() }
+        let port = origin.port
+        let clients = 300
+        let rounds = 10
+        try await ProxyLab.withProxy { proxy, _, log in
+            let outcomes = await LoadClient.run(count: clients, parallel: clients) { index in
+                let started = ContinuousClock.now
+                let paths = (0..<rounds).map { "/k\(index)-\($0)" }
+                let (bodies, failure) = LoadClient.inTurn(proxy: proxy, timeout: .seconds(10), requests: paths.map {
+                    "GET http://127.0.0.1:\(port)\($0) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
+                })
+                let expected = paths.map(SlowOrigin.body(for:))
+                return LoadClient.Outcome(index: index, ok: bodies == expected, duration: ContinuousClock.now - started,
+                                          detail: failure ?? "\(bodies.count) bodies, not the \(rounds) expected")
+            }
+            Self.check("keep-alive in turn, \(clients) at once × \(rounds)", outcomes, count: clients, within: .seconds(20))
+            #expect(await log.waitFor(clients * rounds).count == clients * rounds)
+        }
+        #expect(origin.requests == clients * rounds)
+    }
+
+    /// A stop with a grace period while hundreds of keep-alive clients are mid-stream through the relay:
+    /// every client's connection ends (no client waits out its timeout), each response a client got is
+    /// whole, and the stop returns within the grace period and the time to cut.
+    @Test func aStopWhileHundredsOfKeepAliveClientsAreMidStreamEndsEveryConnection() async throws {
+        let origin = try SlowOrigin(delay: .milliseconds(20))
+        defer { origin.stop() }
+        let port = origin.port
+        let clients = 300
+        let (proxy, address, _) = try ProxyLab.startProxy()
+        let load = Task {
+            await LoadClient.run(count: clients, parallel: clients) { index in
+                let started = ContinuousClock.now
+                // Until the proxy closes the connection: at most 1000 requests (≥ 20 s), far past the stop.
+                let requests = (0..<1000).map {
+                    "GET http://127.0.0.1:\(port)/s\(index)-\($0) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n"
+                }
+                let (bodies, failure) = LoadClient.inTurn(proxy: address, timeout: .seconds(10), requests: requests)
+                let whole = bodies.enumerated().allSatisfy { $0.element == SlowOrigin.body(for: "/s\(index)-\($0.offset)") }
+                // Closed before or after a response, never in the middle of one, and never a timeout.
+                let ended = failure == "closed before a response" || failure == "reset before a response"
+                return LoadClient.Outcome(index: index, ok: whole && ended && !bodies.isEmpty, duration: ContinuousClock.now - started,
+                                          detail: "\(bodies.count) responses, then \(failure ?? "no end")")
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        let stopping = ContinuousClock.now
+        await proxy.stop(grace: .milliseconds(500))
+        let stopped = ContinuousClock.now - stopping
+        let outcomes = await load.value
+        print("stress: stop during keep-alive: stopped in \(stopped); \(outcomes.map { Int($0.detail.prefix { $0 != " " }) ?? 0 }.reduce(0, +)) responses")
+        #expect(stopped < .seconds(5), "the stop took \(stopped)")
+        Self.check("keep-alive cut by a stop, \(clients) at once", outcomes, count: clients, within: .seconds(15))
+    }
+
     /// Prints the figures and expects no failure and no exchange slower than `within`.
     static func check(_ kind: String, _ outcomes: [LoadClient.Outcome], count: Int = 1000, within: Duration = .seconds(2)) {
         let failures = outcomes.filter { !$0.ok }
