@@ -62,6 +62,8 @@ final class KeepAliveRelay: ReadinessHandler {
     private struct State {
         var phase: Phase
         var exchange: Exchange?
+        /// The kept authority as the last request parsed it: the next one's target need not parse it again.
+        var authority: RequestTarget.Authority?
         /// The request head read so far (kept until a response byte arrives: a stale origin connection
         /// hands it back to the task to send again).
         var request: [UInt8] = []
@@ -212,12 +214,13 @@ final class KeepAliveRelay: ReadinessHandler {
     private func forward(_ state: inout State, deadline: ContinuousClock.Instant) -> Step {
         let started = ContinuousClock.now
         guard connection.rules.generation == rulesGeneration,
-              let head = try? connection.parser.parse(state.request),
+              let head = try? connection.parser.parse(state.request, knownAuthority: state.authority),
               case .absoluteForm(let authority, let path) = head.target,
               head.method == "GET" || head.method == "HEAD", head.framing == .none,
               authority.text == kept.key.host,
               let source = pinned(authority)
         else { return handBackRequest(&state, deadline: deadline) }
+        state.authority = authority
         // Retryable (no body, idempotent): the loop's edges decide whether it is still open.
         guard kept.claim(retryable: true) else { return handBackRequest(&state, deadline: deadline, keepingOrigin: false) }
         state.exchange = Exchange(head: head, source: source, started: started, when: AccessLogEntry.now())

@@ -21,6 +21,13 @@ public struct RequestHeadParser: Sendable {
     /// - Parameter head: Exactly the head's bytes, CRLF CRLF included.
     /// - Throws: ``HeadError`` naming the first problem.
     public func parse(_ head: some Collection<UInt8>) throws(HeadError) -> RequestHead {
+        try parse(head, knownAuthority: nil)
+    }
+
+    /// ``parse(_:)``, taking an absolute-form target's authority as `knownAuthority` when it is written
+    /// as that authority was (a keep-alive connection's next request to the same origin), instead of
+    /// parsing it again.
+    func parse(_ head: some Collection<UInt8>, knownAuthority: RequestTarget.Authority?) throws(HeadError) -> RequestHead {
         let bytes = Array(head)
         guard let end = try HeadSyntax.endOfHead(in: bytes, limits: limits), end == bytes.count else {
             throw .malformedRequestLine
@@ -34,7 +41,7 @@ public struct RequestHeadParser: Sendable {
         let version = try HeadSyntax.version(parts[2])
         let method = String(decoding: parts[0], as: UTF8.self)
         let targetText = String(decoding: parts[1], as: UTF8.self)
-        let target = try RequestTarget.parse(targetText, method: method)
+        let target = try RequestTarget.parse(targetText, method: method, known: knownAuthority)
         let fields = try HeadSyntax.fields(lines.dropFirst())
         let hosts = fields.values("Host")
         if hosts.count > 1 { throw .duplicateHost }

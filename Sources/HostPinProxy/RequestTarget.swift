@@ -29,10 +29,16 @@ public enum RequestTarget: Sendable, Hashable {
 
     /// Parses `text` for a request with `method`.
     ///
+    /// - Parameter known: An authority parsed before (a keep-alive connection's previous request): a
+    ///   target written `http://` + its text, then a path, a query or nothing, takes it as it is instead
+    ///   of parsing the same characters again.
     /// - Throws: ``HeadError/invalidTarget(_:)`` saying what is wrong.
-    static func parse(_ text: String, method: String) throws(HeadError) -> RequestTarget {
+    static func parse(_ text: String, method: String, known: Authority? = nil) throws(HeadError) -> RequestTarget {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw .invalidTarget("it is empty or holds whitespace, control or non-ASCII characters")
+        }
+        if let known, method != "CONNECT", let path = path(of: text, after: known) {
+            return .absoluteForm(known, path: path)
         }
         if method == "CONNECT" {
             return .authorityForm(try authority(Substring(text), defaultPort: nil))
@@ -63,6 +69,22 @@ public enum RequestTarget: Sendable, Hashable {
         var path = String(rest[pathStart...])
         if path.isEmpty || path.hasPrefix("?") { path = "/" + path }
         return .absoluteForm(authority, path: path)
+    }
+
+    /// The path ``parse(_:method:known:)`` gives for `text` when it is `http://` + `known.text` and then a
+    /// path, a query or nothing; `nil` otherwise (then the whole parse runs, and answers any error). The
+    /// same as parsing: `known.text` was cut at the first `/` or `?` after `://` and holds no `@`, so the
+    /// authority ends where it ends now.
+    private static func path(of text: String, after known: Authority) -> String? {
+        let bytes = text.utf8
+        let scheme = "http://".utf8
+        guard bytes.starts(with: scheme) else { return nil }
+        let rest = bytes.dropFirst(scheme.count)
+        guard rest.starts(with: known.text.utf8), !rest.contains(UInt8(ascii: "#")) else { return nil }
+        let after = rest.dropFirst(known.text.utf8.count)
+        guard after.first.map({ $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? true else { return nil }
+        let path = String(Substring(after))
+        return path.isEmpty || path.hasPrefix("?") ? "/" + path : path
     }
 
     /// Parses `host[:port]`; `defaultPort` nil means the port is required (authority-form). `text` is

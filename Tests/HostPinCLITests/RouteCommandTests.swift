@@ -22,13 +22,16 @@ import Testing
         let corp = try await HostPinBinary.run(["lookup", "www.corp.test", "--family", "4"] + route)
         #expect(corp.status == 0, "\(corp.standardError)")
         #expect(corp.standardOutput == "www.corp.test. 3600 IN A 10.1.2.3\n")
-        #expect(routed.received == 1)
+        // At least once: on a loaded machine c-ares may send its query again before the first answer
+        // is read (CI saw 2).
+        let askedForCorp = routed.received
+        #expect(askedForCorp >= 1)
         #expect(trusted.received == 0)
 
         let example = try await HostPinBinary.run(["lookup", "www.example.test", "--family", "4"] + route)
         #expect(example.status == 0, "\(example.standardError)")
         #expect(example.standardOutput == "www.example.test. 3600 IN A 127.0.0.10\n; secure\n")
-        #expect(routed.received == 1)
+        #expect(routed.received == askedForCorp)
         #expect(trusted.received > 0)
     }
 
@@ -43,7 +46,7 @@ import Testing
                                                   "--route", "10.in-addr.arpa=\(routed.address)",
                                                   "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 1)
-        #expect(routed.received == 1)
+        #expect(routed.received >= 1)  // a loaded machine may see the query sent again
     }
 
     /// A route whose server never answers fails its names only: exit 3, the other name answered.
@@ -111,7 +114,7 @@ import Testing
                                                   "--server", "\(lab.trustedDNS)"])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "www.corp.test. 3600 IN A 10.1.2.3\n")
-        #expect(routed.received == 1)
+        #expect(routed.received >= 1)  // a loaded machine may see the query sent again
 
         let bad = folder.appendingPathComponent("bad.json")
         try #"{"routes": [{"domains": ["corp.test"], "servers": ["127.0.0.1"], "allowprivate": true}]}"#

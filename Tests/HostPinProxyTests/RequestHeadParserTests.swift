@@ -213,3 +213,28 @@ extension RequestTarget {
         }
     }
 }
+
+/// A keep-alive connection's next request parsed with the authority its previous one parsed
+/// (``RequestHeadParser/parse(_:knownAuthority:)``, the keep-alive relay's): the same head, or the same
+/// error, as a parse from nothing, whatever the target.
+@Suite struct KnownAuthorityParseTests {
+    @Test(arguments: [
+        "http://a.test:8080/x?y", "http://a.test:8080", "http://a.test:8080?q=1", "http://a.test:8080/", "http://a.test:80800/x",
+        "http://a.test:8080@b.test/x", "http://a.test:8080#f", "http://a.test:8080/x#f", "HTTP://a.test:8080/x", "http://a.test:808/x",
+        "http://a.test:8080.evil.test/x", "http://a.test/x", "https://a.test:8080/x", "/x", "*",
+    ])
+    func aKnownAuthorityGivesWhatTheFullParseGives(_ target: String) throws {
+        let parser = RequestHeadParser()
+        let first = try parser.parse(Array("GET http://a.test:8080/first HTTP/1.1\r\nHost: a.test:8080\r\n\r\n".utf8))
+        guard case .absoluteForm(let known, _) = first.target else {
+            Issue.record("not absolute-form: \(first.target)")
+            return
+        }
+        let head = Array("GET \(target) HTTP/1.1\r\nHost: a.test:8080\r\n\r\n".utf8)
+        let full = Result { () throws(HeadError) -> RequestHead in try parser.parse(head) }
+        let shortcut = Result { () throws(HeadError) -> RequestHead in try parser.parse(head, knownAuthority: known) }
+        #expect(full.map(\.target) == shortcut.map(\.target))
+        #expect(full.map(\.targetText) == shortcut.map(\.targetText))
+        #expect((try? full.get()) == (try? shortcut.get()))
+    }
+}
