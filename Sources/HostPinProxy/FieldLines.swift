@@ -22,6 +22,7 @@ struct FieldLines: Sendable, Hashable {
     /// - Throws: ``HeadError`` naming the first problem.
     init(_ bytes: [UInt8], from start: Int) throws(HeadError) {
         var lines: [Line] = []
+        lines.reserveCapacity(16)  // most heads: one allocation, not one per doubling
         var lineStart = start
         var index = start
         let end = bytes.count

@@ -106,6 +106,7 @@ enum HeadSyntax {
     /// without the final empty line.
     static func lines(of head: ArraySlice<UInt8>) throws(HeadError) -> [ArraySlice<UInt8>] {
         var lines: [ArraySlice<UInt8>] = []
+        lines.reserveCapacity(16)  // most heads: one allocation, not one per doubling
         var lineStart = head.startIndex
         var index = head.startIndex
         while index < head.endIndex {
@@ -122,6 +123,21 @@ enum HeadSyntax {
             index += 1
         }
         return lines
+    }
+
+    /// A start line's parts: `line` cut at its first two spaces, empty parts kept, the rest in the last
+    /// (`line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)`), in one array
+    /// made for three: `split` grew its array part by part, for every request and every response.
+    static func startLineParts(_ line: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        var parts: [ArraySlice<UInt8>] = []
+        parts.reserveCapacity(3)
+        var start = line.startIndex
+        while parts.count < 2, let gap = line[start...].firstIndex(of: space) {
+            parts.append(line[start..<gap])
+            start = gap + 1
+        }
+        parts.append(line[start...])
+        return parts
     }
 
     /// Parses field lines (RFC 9112 §5): `name ":" OWS value OWS`, name a token directly followed by the

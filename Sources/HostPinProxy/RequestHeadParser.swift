@@ -34,7 +34,7 @@ public struct RequestHeadParser: Sendable {
         }
         let lines = try HeadSyntax.lines(of: bytes[...])
         guard let requestLine = lines.first, !requestLine.isEmpty else { throw .malformedRequestLine }
-        let parts = requestLine.split(separator: HeadSyntax.space, maxSplits: 2, omittingEmptySubsequences: false)
+        let parts = HeadSyntax.startLineParts(requestLine)
         guard parts.count == 3, !parts[1].isEmpty else { throw .malformedRequestLine }
         guard HeadSyntax.isToken(parts[0]) else { throw .invalidMethod }
         if parts[2].contains(HeadSyntax.space) { throw .malformedRequestLine }

@@ -24,7 +24,7 @@ struct ResponseHead: Sendable, Hashable {
         guard cr + 1 < head.count, head[cr + 1] == HeadSyntax.lf else { throw .bareCR }
         let statusLine = head[..<cr]
         if statusLine.isEmpty { throw .malformedStatusLine }
-        let parts = statusLine.split(separator: HeadSyntax.space, maxSplits: 2, omittingEmptySubsequences: false)
+        let parts = HeadSyntax.startLineParts(statusLine)
         guard parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ (0x30...0x39).contains($0) }),
               let status = Int(String(decoding: parts[1], as: UTF8.self)), status >= 100
         else { throw .malformedStatusLine }

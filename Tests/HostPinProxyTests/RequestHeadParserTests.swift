@@ -238,3 +238,15 @@ extension RequestTarget {
         #expect((try? full.get()) == (try? shortcut.get()))
     }
 }
+
+/// ``HeadSyntax/startLineParts(_:)`` cuts as `split(separator:maxSplits:omittingEmptySubsequences:)`
+/// with two splits and empty parts kept, which both head parsers used before.
+@Suite struct StartLinePartsTests {
+    @Test(arguments: ["", " ", "  ", "   ", "GET / HTTP/1.1", "GET  / HTTP/1.1", "HTTP/1.1 200 OK", "HTTP/1.1 200",
+                      "HTTP/1.1 200 ", "HTTP/1.1 404 Not Found Here", "a b c d", "abc", "a ", " a", " a b", "a  b  c"])
+    func partsAreSplitsParts(_ line: String) {
+        let bytes = Array(line.utf8)[...]
+        let expected = bytes.split(separator: HeadSyntax.space, maxSplits: 2, omittingEmptySubsequences: false).map(Array.init)
+        #expect(HeadSyntax.startLineParts(bytes).map(Array.init) == expected)
+    }
+}
