@@ -49,19 +49,25 @@ final class KeepAliveRelay: ReadinessHandler {
         let started: ContinuousClock.Instant
         let when: (unixSeconds: Int, nanoseconds: Int)
         var status = 502
+        var keepAlive = false
+        var originReusable = false
+    }
+
+    /// How far a response body has come: scalars of their own, so a step of the body's relay does not
+    /// copy the ``Exchange`` (its head's strings and arrays, a retain each).
+    private struct BodyProgress {
         /// Body bytes the client got.
         var bytes: UInt64 = 0
         /// Body bytes still to read from the origin.
         var remaining: UInt64 = 0
         /// Body bytes in `out`, counted once written.
-        var bodyInOut = 0
-        var keepAlive = false
-        var originReusable = false
+        var inOut = 0
     }
 
     private struct State {
         var phase: Phase
         var exchange: Exchange?
+        var body = BodyProgress()
         /// The kept authority as the last request parsed it: the next one's target need not parse it again.
         var authority: RequestTarget.Authority?
         /// The request head read so far (kept until a response byte arrives: a stale origin connection
@@ -325,16 +331,15 @@ final class KeepAliveRelay: ReadinessHandler {
             return handBackResponse(&state, exchange)
         }
         state.request.removeAll(keepingCapacity: true)
-        let configuration = connection.configuration
         exchange.status = response.status
         exchange.keepAlive = exchange.head.wantsKeepAlive && !connection.slot.isStopping
         let body = state.response[end...]
         let now = min(UInt64(body.count), length)
-        exchange.remaining = length - now
-        exchange.bodyInOut = Int(now)
+        state.body = BodyProgress(bytes: 0, remaining: length - now, inOut: Int(now))
         // Bytes after the body: the connection cannot be told where the next response starts.
         exchange.originReusable = !response.controlFields.contains("Connection", token: "close") && UInt64(body.count) == now
-        state.out = ForwardedHead.response(response, coding: .identity, closing: !exchange.keepAlive, via: configuration.viaPseudonym)
+        state.out = ForwardedHead.response(response, coding: .identity, closing: !exchange.keepAlive,
+                                           via: connection.configuration.viaPseudonym)
         state.out.append(contentsOf: body.prefix(Int(now)))
         state.sent = 0
         state.exchange = exchange
@@ -362,46 +367,42 @@ final class KeepAliveRelay: ReadinessHandler {
     }
 
     private func relay(_ state: inout State, _ result: Result<Void, SocketError>) -> Step {
-        guard var exchange = state.exchange else { return .exit(.close) }
-        let idle = ContinuousClock.Instant.after(connection.configuration.idleTimeout)
         // A failure mid-response: what got through is logged and the connection ends (the task's too).
-        guard case .success = result else { return finish(&state, exchange, whole: false) }
+        guard case .success = result else { return finish(&state, whole: false) }
         if state.sent < state.out.count {
             switch transmit(&state, to: connection.client) {
             case .moved:
-                counter?.add(exchange.bodyInOut)
-                exchange.bytes += UInt64(exchange.bodyInOut)
-                exchange.bodyInOut = 0
-                state.exchange = exchange
+                counter?.add(state.body.inOut)
+                state.body.bytes += UInt64(state.body.inOut)
+                state.body.inOut = 0
                 return .next
             case .wouldBlock:
-                return .wait(connection.client, .write, idle)
+                return .wait(connection.client, .write, .after(connection.configuration.idleTimeout))
             case .end, .failed:
-                return finish(&state, exchange, whole: false)
+                return finish(&state, whole: false)
             }
         }
-        guard exchange.remaining > 0 else { return finish(&state, exchange, whole: true) }
-        let limit = Int(min(exchange.remaining, UInt64(Self.bufferSize)))
+        guard state.body.remaining > 0 else { return finish(&state, whole: true) }
+        let limit = Int(min(state.body.remaining, UInt64(Self.bufferSize)))
         state.out.removeAll(keepingCapacity: true)
         state.sent = 0
         switch receive(from: kept.channel, appendingTo: &state.out, &state.scratch, maximum: limit) {
         case .moved(let count):
-            exchange.remaining -= UInt64(count)
-            exchange.bodyInOut = count
-            state.exchange = exchange
+            state.body.remaining -= UInt64(count)
+            state.body.inOut = count
             return .next
         case .wouldBlock:
-            return .wait(kept.channel, .read, idle)
+            return .wait(kept.channel, .read, .after(connection.configuration.idleTimeout))
         case .end, .failed:
-            return finish(&state, exchange, whole: false)
+            return finish(&state, whole: false)
         }
     }
 
     /// The response is over (whole, or cut short): log it, then wait for the next request or end.
-    private func finish(_ state: inout State, _ exchange: Exchange, whole: Bool) -> Step {
-        state.exchange = nil
+    private func finish(_ state: inout State, whole: Bool) -> Step {
+        guard let exchange = state.exchange.take() else { return .exit(.close) }
         let head = exchange.head
-        connection.log(head.method, head.targetText, kept.key.address, exchange.status, exchange.bytes, exchange.started,
+        connection.log(head.method, head.targetText, kept.key.address, exchange.status, state.body.bytes, exchange.started,
                        exchange.when, rules: [], source: exchange.source)
         guard whole, exchange.keepAlive else { return .exit(.close) }
         guard exchange.originReusable else {
