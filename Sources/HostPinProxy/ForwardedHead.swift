@@ -32,10 +32,7 @@ enum ForwardedHead {
         bytes.append(contentsOf: head.method.utf8)
         bytes.append(HeadSyntax.space)
         bytes.append(contentsOf: path.utf8)
-        bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-        bytes.append(contentsOf: authority.text.utf8)
-        bytes.append(HeadSyntax.cr)
-        bytes.append(HeadSyntax.lf)
+        appendHostLine(authority, to: &bytes)
         // Past the request line; the empty line ends the loop (the parser saw it).
         var start = (received.firstIndex(of: HeadSyntax.cr) ?? received.count) + 2
         while start < received.count, let end = received[start...].firstIndex(of: HeadSyntax.cr), end > start {
@@ -53,6 +50,14 @@ enum ForwardedHead {
         }
         appendEnd(to: &bytes, chunked: head.framing == .chunked, version: head.version, via: via, closing: closing)
         return bytes
+    }
+
+    /// Ends an origin-form request line (` HTTP/1.1`) and appends the `Host` line the proxy sets.
+    static func appendHostLine(_ authority: RequestTarget.Authority, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
+        bytes.append(contentsOf: authority.text.utf8)
+        bytes.append(HeadSyntax.cr)
+        bytes.append(HeadSyntax.lf)
     }
 
     /// `host` as bytes, for ``copied(_:authority:path:via:closing:)``.
@@ -113,7 +118,7 @@ enum ForwardedHead {
     /// The lines every head the proxy forwards from bytes ends with: `Transfer-Encoding: chunked` when
     /// this hop is chunked, `Via` with the received message's version, `Connection: close` when
     /// `closing`, and the empty line.
-    private static func appendEnd(to bytes: inout [UInt8], chunked: Bool, version: HTTPVersion, via: String,
+    static func appendEnd(to bytes: inout [UInt8], chunked: Bool, version: HTTPVersion, via: String,
                                   closing: Bool) {
         if chunked { bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
         bytes.append(contentsOf: (version == .http10 ? "Via: 1.0 " : "Via: 1.1 ").utf8)

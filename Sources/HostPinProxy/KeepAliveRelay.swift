@@ -42,9 +42,13 @@ final class KeepAliveRelay: ReadinessHandler {
         case relaying
     }
 
-    /// The request being served.
+    /// The request being served (its head stays in ``State/request`` until the exchange is over).
     private struct Exchange {
-        let head: RequestHead
+        /// `GET` or `HEAD`.
+        let method: String
+        /// The request-target's bytes in ``State/request``, for the access log (a string made only there).
+        let target: Range<Int>
+        let wantsKeepAlive: Bool
         let source: AddressSource
         let started: ContinuousClock.Instant
         let when: (unixSeconds: Int, nanoseconds: Int)
@@ -68,10 +72,9 @@ final class KeepAliveRelay: ReadinessHandler {
         var phase: Phase
         var exchange: Exchange?
         var body = BodyProgress()
-        /// The kept authority as the last request parsed it: the next one's target need not parse it again.
-        var authority: RequestTarget.Authority?
-        /// The request head read so far (kept until a response byte arrives: a stale origin connection
-        /// hands it back to the task to send again).
+        /// The request head read so far, kept until the exchange is over: a stale origin connection hands
+        /// it back to the task to send again, a response the task relays needs it parsed, the access log
+        /// its target.
         var request: [UInt8] = []
         /// The response head read so far.
         var response: [UInt8] = []
@@ -216,22 +219,22 @@ final class KeepAliveRelay: ReadinessHandler {
         }
     }
 
-    /// The head is whole: forward it on the kept connection if the fast path serves it.
+    /// The head is whole: forward it on the kept connection if the fast path serves it (checked in its
+    /// bytes: ``RelayRequest``).
     private func forward(_ state: inout State, deadline: ContinuousClock.Instant) -> Step {
         let started = ContinuousClock.now
+        let authority = kept.authority
         guard connection.rules.generation == rulesGeneration,
-              let head = try? connection.parser.parse(state.request, knownAuthority: state.authority),
-              case .absoluteForm(let authority, let path) = head.target,
-              head.method == "GET" || head.method == "HEAD", head.framing == .none,
-              authority.text == kept.key.host,
+              let request = RelayRequest.check(state.request, authority: authority),
               let source = pinned(authority)
         else { return handBackRequest(&state, deadline: deadline) }
-        state.authority = authority
         // Retryable (no body, idempotent): the loop's edges decide whether it is still open.
         guard kept.claim(retryable: true) else { return handBackRequest(&state, deadline: deadline, keepingOrigin: false) }
-        state.exchange = Exchange(head: head, source: source, started: started, when: AccessLogEntry.now())
-        state.out = ForwardedHead.request(head, authority: authority, path: path, via: connection.configuration.viaPseudonym,
-                                          closing: !head.wantsKeepAlive, edits: [])
+        state.exchange = Exchange(method: request.method, target: request.target, wantsKeepAlive: request.wantsKeepAlive,
+                                  source: source, started: started, when: AccessLogEntry.now())
+        state.out.removeAll(keepingCapacity: true)
+        request.forwarded(authority: authority, via: connection.configuration.viaPseudonym, closing: !request.wantsKeepAlive,
+                          to: &state.out)
         state.sent = 0
         state.phase = .sendingHead
         return .next
@@ -322,7 +325,7 @@ final class KeepAliveRelay: ReadinessHandler {
             return refuse(&state, .badOriginResponse(origin, error))
         }
         let length: UInt64
-        switch try? response.framing(requestMethod: exchange.head.method) {
+        switch try? response.framing(requestMethod: exchange.method) {
         case BodyFraming.none?: length = 0
         case .contentLength(let count)?: length = count
         default: return handBackResponse(&state, exchange)  // chunked, until close, or a framing error
@@ -330,9 +333,8 @@ final class KeepAliveRelay: ReadinessHandler {
         guard response.status >= 200, response.status != 101, response.version == .http11 else {
             return handBackResponse(&state, exchange)
         }
-        state.request.removeAll(keepingCapacity: true)
         exchange.status = response.status
-        exchange.keepAlive = exchange.head.wantsKeepAlive && !connection.slot.isStopping
+        exchange.keepAlive = exchange.wantsKeepAlive && !connection.slot.isStopping
         let body = state.response[end...]
         let now = min(UInt64(body.count), length)
         state.body = BodyProgress(bytes: 0, remaining: length - now, inOut: Int(now))
@@ -347,13 +349,17 @@ final class KeepAliveRelay: ReadinessHandler {
         return .next
     }
 
-    /// The task relays the response (its bytes go back to the origin's input).
+    /// The task relays the response (its bytes go back to the origin's input), for the request parsed
+    /// as the task parses it (``RelayRequest`` took only heads the parser takes alike).
     private func handBackResponse(_ state: inout State, _ exchange: Exchange) -> Step {
+        guard let head = try? connection.parser.parse(state.request, knownAuthority: kept.authority) else {
+            return .exit(.close)
+        }
         kept.input.unread(state.response)
         state.response = []
         state.request = []
         state.exchange = nil
-        let pending = ProxyConnection.PendingResponse(head: exchange.head, source: exchange.source, started: exchange.started,
+        let pending = ProxyConnection.PendingResponse(head: head, source: exchange.source, started: exchange.started,
                                                       when: exchange.when)
         return .exit(.handBack(.response(pending), keepingOrigin: true))
     }
@@ -362,7 +368,7 @@ final class KeepAliveRelay: ReadinessHandler {
     private func refuse(_ state: inout State, _ error: ProxyError) -> Step {
         guard let exchange = state.exchange else { return .exit(.close) }
         state.exchange = nil
-        return .exit(.handBack(.refusing(error, method: exchange.head.method, target: exchange.head.targetText,
+        return .exit(.handBack(.refusing(error, method: exchange.method, target: targetText(state, exchange),
                                          started: exchange.started), keepingOrigin: false))
     }
 
@@ -401,9 +407,8 @@ final class KeepAliveRelay: ReadinessHandler {
     /// The response is over (whole, or cut short): log it, then wait for the next request or end.
     private func finish(_ state: inout State, whole: Bool) -> Step {
         guard let exchange = state.exchange.take() else { return .exit(.close) }
-        let head = exchange.head
-        connection.log(head.method, head.targetText, kept.key.address, exchange.status, state.body.bytes, exchange.started,
-                       exchange.when, rules: [], source: exchange.source)
+        connection.log(exchange.method, targetText(state, exchange), kept.key.address, exchange.status, state.body.bytes,
+                       exchange.started, exchange.when, rules: [], source: exchange.source)
         guard whole, exchange.keepAlive else { return .exit(.close) }
         guard exchange.originReusable else {
             return connection.slot.endRequest() ? .exit(.handBack(.idle, keepingOrigin: false)) : .exit(.close)
@@ -413,6 +418,11 @@ final class KeepAliveRelay: ReadinessHandler {
         state.request.removeAll(keepingCapacity: true)
         state.phase = .awaitingRequest(deadline: .after(connection.configuration.idleTimeout))
         return .next
+    }
+
+    /// The exchange's request-target as received.
+    private func targetText(_ state: State, _ exchange: Exchange) -> String {
+        String(decoding: state.request[exchange.target], as: UTF8.self)
     }
 
     // MARK: Sockets

@@ -29,6 +29,9 @@ final class KeptOrigin: Sendable {
     }
 
     let key: Key
+    /// The authority the connection was opened for, as parsed (its text is the key's `host`): what a
+    /// ``KeepAliveRelay`` compares the next request's target with.
+    let authority: RequestTarget.Authority
     let channel: SocketChannel
     /// The ``OriginKeeper/generation`` when the connection was made: one made before a network change is
     /// never kept after it.
@@ -40,8 +43,9 @@ final class KeptOrigin: Sendable {
     /// sweep and the owning connection's task race for an idle one.
     private let state = Mutex(State.busy)
 
-    init(key: Key, channel: SocketChannel, generation: UInt64 = 0) {
-        self.key = key
+    init(address: SocketAddress, authority: RequestTarget.Authority, channel: SocketChannel, generation: UInt64 = 0) {
+        key = Key(address: address, host: authority.text)
+        self.authority = authority
         self.channel = channel
         self.generation = generation
         input = BufferedInput(channel: channel)

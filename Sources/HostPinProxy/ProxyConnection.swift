@@ -266,8 +266,8 @@ struct ProxyConnection: Sendable {
                 current = origin
             } else {
                 let connection = try await connector.connect(host: authority.host, addresses: addresses, recordsTime: true)
-                current = KeptOrigin(key: KeptOrigin.Key(address: connection.address, host: authority.text),
-                                     channel: connection.channel, generation: keeper.generation)
+                current = KeptOrigin(address: connection.address, authority: authority, channel: connection.channel,
+                                     generation: keeper.generation)
             }
             origin = nil
             var outcome: Outcome

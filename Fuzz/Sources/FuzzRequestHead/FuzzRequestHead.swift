@@ -59,7 +59,24 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
                  "\(text(raw)) (\(head.framing)) is forwarded as \(text(forwarded)), framed \(sent.framing)")
         property(sent.wantsKeepAlive == !closing, "\(text(forwarded)) keep-alive is not \(!closing)")
     }
+    relayAgrees(raw, head, authority: authority, path: path)
     return 0
+}
+
+/// The keep-alive relay's check in bytes (`RelayRequest`), with the head's own authority kept: when it
+/// takes the head, it reads it as the parser did (a `GET` or `HEAD` without a body, the same target and
+/// keep-alive) and forwards the same head.
+func relayAgrees(_ raw: [UInt8], _ head: RequestHead, authority: RequestTarget.Authority, path: String) {
+    guard raw.first != HeadSyntax.cr, let request = RelayRequest.check(raw, authority: authority) else { return }
+    property(head.method == request.method && head.framing == .none && head.wantsKeepAlive == request.wantsKeepAlive
+        && head.targetText == String(decoding: raw[request.target], as: UTF8.self),
+        "the relay reads \(text(raw)) as \(request.method) \(text(raw[request.target])), keep-alive \(request.wantsKeepAlive)")
+    for closing in [false, true] {
+        var forwarded: [UInt8] = []
+        request.forwarded(authority: authority, via: "hostpin", closing: closing, to: &forwarded)
+        let expected = ForwardedHead.request(head, authority: authority, path: path, via: "hostpin", closing: closing)
+        property(forwarded == expected, "the relay forwards \(text(raw)) as \(text(forwarded)), the task as \(text(expected))")
+    }
 }
 
 /// Where the head in `bytes` ends (`nil`: not yet), or why it is refused.
