@@ -98,12 +98,23 @@ enum ForwardedHead {
     /// uses, `Via`, and `Connection: close` when the client connection ends after it. The origin's field
     /// lines are copied from its head's bytes (``FieldLines``), in one buffer sized up front.
     static func response(_ response: ResponseHead, coding: BodyRelay.OutputCoding, closing: Bool, via: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendResponse(response, coding: coding, closing: closing, via: via, to: &bytes)
+        return bytes
+    }
+
+    /// ``response(_:coding:closing:via:)`` appended to `bytes` (a keep-alive relay's buffer, kept across
+    /// requests, instead of an array per response).
+    static func appendResponse(_ response: ResponseHead, coding: BodyRelay.OutputCoding, closing: Bool, via: String,
+                               to bytes: inout [UInt8]) {
         let lines = response.lines
         let named = HopByHop.named(in: response.controlFields)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(lines.bytes.count + 64 + via.utf8.count)
+        bytes.reserveCapacity(bytes.count + lines.bytes.count + 64 + via.utf8.count)
         bytes.append(contentsOf: "HTTP/1.1 ".utf8)
-        bytes.append(contentsOf: String(response.status).utf8)
+        // Three digits (the parser took 100-999), written as such rather than through a string.
+        bytes.append(UInt8(0x30 + response.status / 100))
+        bytes.append(UInt8(0x30 + response.status / 10 % 10))
+        bytes.append(UInt8(0x30 + response.status % 10))
         bytes.append(HeadSyntax.space)
         bytes.append(contentsOf: response.reason.utf8)
         bytes.append(HeadSyntax.cr)
@@ -112,7 +123,6 @@ enum ForwardedHead {
             lines.append(line, to: &bytes)
         }
         appendEnd(to: &bytes, chunked: coding == .chunked, version: response.version, via: via, closing: closing)
-        return bytes
     }
 
     /// The lines every head the proxy forwards from bytes ends with: `Transfer-Encoding: chunked` when

@@ -126,18 +126,21 @@ enum HeadSyntax {
     }
 
     /// A start line's parts: `line` cut at its first two spaces, empty parts kept, the rest in the last
-    /// (`line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)`), in one array
-    /// made for three: `split` grew its array part by part, for every request and every response.
-    static func startLineParts(_ line: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
-        var parts: [ArraySlice<UInt8>] = []
-        parts.reserveCapacity(3)
-        var start = line.startIndex
-        while parts.count < 2, let gap = line[start...].firstIndex(of: space) {
-            parts.append(line[start..<gap])
-            start = gap + 1
-        }
-        parts.append(line[start...])
-        return parts
+    /// (`line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)`), without an
+    /// array: `split` grew one part by part, for every request and every response.
+    static func startLineParts(_ line: ArraySlice<UInt8>) -> StartLineParts {
+        guard let gap = line.firstIndex(of: space) else { return StartLineParts(first: line, second: nil, third: nil) }
+        let rest = line[(gap + 1)...]
+        guard let next = rest.firstIndex(of: space) else { return StartLineParts(first: line[..<gap], second: rest, third: nil) }
+        return StartLineParts(first: line[..<gap], second: rest[..<next], third: rest[(next + 1)...])
+    }
+
+    /// ``startLineParts(_:)``: the method or the version, then the target or the status code, then the
+    /// rest (the version, the reason phrase); `nil` where the line has fewer spaces.
+    struct StartLineParts {
+        let first: ArraySlice<UInt8>
+        let second: ArraySlice<UInt8>?
+        let third: ArraySlice<UInt8>?
     }
 
     /// Parses field lines (RFC 9112 §5): `name ":" OWS value OWS`, name a token directly followed by the

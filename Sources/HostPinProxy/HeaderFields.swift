@@ -37,20 +37,27 @@ public struct HeaderFields: Sendable, Hashable, Sequence {
 
     /// Whether the `name` list holds `token`, case-insensitively (e.g. `Connection: close`).
     public func contains(_ name: String, token: String) -> Bool {
-        // Members are compared where they stand in the value, without splitting it into new strings.
-        fields.contains { field in
-            guard field.name.equalsIgnoringASCIICase(name) else { return false }
-            let value = field.value.utf8
+        !forEachMember(of: name) { member in
+            !member.elementsEqual(token.utf8, by: HeadSyntax.sameIgnoringASCIICase)
+        }
+    }
+
+    /// Calls `body` with each member of the comma-separated lists in every line named `name`, trimmed
+    /// (an empty one too), until it returns `false`; returns whether every call returned `true`. Members
+    /// are read where they stand in the value, without splitting it into new strings (this runs for
+    /// every message: `split`, trimming and filtering made some six arrays per `Connection` field).
+    func forEachMember(of name: String, _ body: (Substring.UTF8View) -> Bool) -> Bool {
+        for field in fields where field.name.equalsIgnoringASCIICase(name) {
+            let value = field.value.utf8[...]
             var start = value.startIndex
             while true {
                 let end = value[start...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
-                if HeadSyntax.trimmingWhitespace(value[start..<end]).elementsEqual(token.utf8, by: HeadSyntax.sameIgnoringASCIICase) {
-                    return true
-                }
-                guard end < value.endIndex else { return false }
+                guard body(HeadSyntax.trimmingWhitespace(value[start..<end])) else { return false }
+                guard end < value.endIndex else { break }
                 start = value.index(after: end)
             }
         }
+        return true
     }
 
     /// These fields without any line whose lower-cased name is in `names`.

@@ -26,10 +26,24 @@ enum HopByHop {
         }
     }
 
-    /// The field names `fields`' `Connection` lists, but `Content-Length` (see ``removed(from:alsoRemoving:)``).
+    /// The field names `fields`' `Connection` lists, but `Content-Length` (see ``removed(from:alsoRemoving:)``)
+    /// and those removed anyway (``alwaysRemoved``: `Connection: keep-alive`, the common one, names
+    /// nothing more, and makes no string).
     static func named(in fields: HeaderFields) -> [String] {
-        fields.listMembers("Connection").filter { !$0.equalsIgnoringASCIICase("content-length") }
+        var names: [String] = []
+        _ = fields.forEachMember(of: "Connection") { member in
+            let removedAnyway = alwaysRemovedBytes.contains { fixed in
+                member.count == fixed.count && member.elementsEqual(fixed, by: HeadSyntax.sameIgnoringASCIICase)
+            }
+            if !member.isEmpty, !removedAnyway, !member.elementsEqual(contentLength, by: HeadSyntax.sameIgnoringASCIICase) {
+                names.append(String(Substring(member)))
+            }
+            return true
+        }
+        return names
     }
+
+    private static let contentLength = Array("content-length".utf8)
 
     /// Whether a field line named `name` (its bytes as received) is hop-by-hop: one of ``alwaysRemoved``
     /// or of `named` (``named(in:)``), compared without case.

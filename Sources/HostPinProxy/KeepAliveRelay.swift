@@ -340,8 +340,9 @@ final class KeepAliveRelay: ReadinessHandler {
         state.body = BodyProgress(bytes: 0, remaining: length - now, inOut: Int(now))
         // Bytes after the body: the connection cannot be told where the next response starts.
         exchange.originReusable = !response.controlFields.contains("Connection", token: "close") && UInt64(body.count) == now
-        state.out = ForwardedHead.response(response, coding: .identity, closing: !exchange.keepAlive,
-                                           via: connection.configuration.viaPseudonym)
+        state.out.removeAll(keepingCapacity: true)
+        ForwardedHead.appendResponse(response, coding: .identity, closing: !exchange.keepAlive,
+                                     via: connection.configuration.viaPseudonym, to: &state.out)
         state.out.append(contentsOf: body.prefix(Int(now)))
         state.sent = 0
         state.exchange = exchange

@@ -35,12 +35,14 @@ public struct RequestHeadParser: Sendable {
         let lines = try HeadSyntax.lines(of: bytes[...])
         guard let requestLine = lines.first, !requestLine.isEmpty else { throw .malformedRequestLine }
         let parts = HeadSyntax.startLineParts(requestLine)
-        guard parts.count == 3, !parts[1].isEmpty else { throw .malformedRequestLine }
-        guard HeadSyntax.isToken(parts[0]) else { throw .invalidMethod }
-        if parts[2].contains(HeadSyntax.space) { throw .malformedRequestLine }
-        let version = try HeadSyntax.version(parts[2])
-        let method = String(decoding: parts[0], as: UTF8.self)
-        let targetText = String(decoding: parts[1], as: UTF8.self)
+        guard let targetBytes = parts.second, let versionBytes = parts.third, !targetBytes.isEmpty else {
+            throw .malformedRequestLine
+        }
+        guard HeadSyntax.isToken(parts.first) else { throw .invalidMethod }
+        if versionBytes.contains(HeadSyntax.space) { throw .malformedRequestLine }
+        let version = try HeadSyntax.version(versionBytes)
+        let method = String(decoding: parts.first, as: UTF8.self)
+        let targetText = String(decoding: targetBytes, as: UTF8.self)
         let target = try RequestTarget.parse(targetText, method: method, known: knownAuthority)
         let fields = try HeadSyntax.fields(lines.dropFirst())
         let hosts = fields.values("Host")

@@ -25,16 +25,18 @@ struct ResponseHead: Sendable, Hashable {
         let statusLine = head[..<cr]
         if statusLine.isEmpty { throw .malformedStatusLine }
         let parts = HeadSyntax.startLineParts(statusLine)
-        guard parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ (0x30...0x39).contains($0) }),
-              let status = Int(String(decoding: parts[1], as: UTF8.self)), status >= 100
-        else { throw .malformedStatusLine }
+        guard let code = parts.second, code.count == 3, code.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .malformedStatusLine
+        }
+        let status = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard status >= 100 else { throw .malformedStatusLine }
         let version: HTTPVersion
         do throws(HeadError) {
-            version = try HeadSyntax.version(parts[0])
+            version = try HeadSyntax.version(parts.first)
         } catch {
             throw .malformedStatusLine
         }
-        let reason = parts.count == 3 ? String(decoding: parts[2], as: UTF8.self) : ""
+        let reason = parts.third.map { String(decoding: $0, as: UTF8.self) } ?? ""
         guard reason.utf8.allSatisfy(HeadSyntax.isFieldValueCharacter) else { throw .malformedStatusLine }
         let lines = try FieldLines(head, from: cr + 2)
         return ResponseHead(version: version, status: status, reason: reason, lines: lines,
