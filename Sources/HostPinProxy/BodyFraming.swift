@@ -19,6 +19,12 @@ public enum BodyFraming: Sendable, Hashable {
     ///   other than chunked, chunked with a parameter or applied twice, `Transfer-Encoding` in HTTP/1.0, or
     ///   an unsupported coding.
     static func of(_ fields: HeaderFields, version: HTTPVersion, absent: BodyFraming) throws(HeadError) -> BodyFraming {
+        if let common = common(fields, absent: absent) { return common }
+        return try general(fields, version: version, absent: absent)
+    }
+
+    /// ``of(_:version:absent:)`` for any fields: each rule of RFC 9112 §6.3 in turn.
+    static func general(_ fields: HeaderFields, version: HTTPVersion, absent: BodyFraming) throws(HeadError) -> BodyFraming {
         let lengths = fields.values("Content-Length")
         if !fields.values("Transfer-Encoding").isEmpty {
             if version == .http10 { throw .transferEncodingInHTTP10 }
@@ -45,5 +51,25 @@ public enum BodyFraming: Sendable, Hashable {
             throw .repeatedContentLength(values.map(String.init).joined(separator: ", "))
         }
         return values.first.map { $0 == 0 && absent == .none ? .none : .contentLength($0) } ?? absent
+    }
+
+    /// The framing of the common message, read in place: no `Transfer-Encoding` and at most one
+    /// `Content-Length` line, of digits only — what ``of(_:version:absent:)`` gives it, without the
+    /// arrays its general reading makes (five per response in a busy relay's profile); `nil` for
+    /// anything else, which the general reading decides (errors included).
+    static func common(_ fields: HeaderFields, absent: BodyFraming) -> BodyFraming? {
+        var length: String?
+        for field in fields {
+            if field.name.equalsIgnoringASCIICase("Transfer-Encoding") { return nil }
+            if field.name.equalsIgnoringASCIICase("Content-Length") {
+                guard length == nil else { return nil }
+                length = field.value
+            }
+        }
+        guard let length else { return absent }
+        let digits = length.utf8
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let value = digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - 0x30) }
+        return value == 0 && absent == .none ? BodyFraming.none : .contentLength(value)
     }
 }

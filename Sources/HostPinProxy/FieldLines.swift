@@ -61,7 +61,7 @@ struct FieldLines: Sendable, Hashable {
     /// The lines whose names `names` holds (lower-case ASCII bytes, compared without case), as strings,
     /// in order.
     func strings(named names: [[UInt8]]) -> HeaderFields {
-        var fields = HeaderFields()
+        var fields = HeaderFields(reservingCapacity: names.count)
         for line in lines where names.contains(where: { HeadSyntax.equalsIgnoringASCIICase(bytes[line.name], lowercased: $0) }) {
             fields.append(name: String(decoding: bytes[line.name], as: UTF8.self),
                           value: String(decoding: bytes[line.value], as: UTF8.self))

@@ -17,6 +17,11 @@ public struct HeaderFields: Sendable, Hashable, Sequence {
     /// No fields.
     public init() {}
 
+    /// No fields yet, room for `capacity` without growing.
+    init(reservingCapacity capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends one field line.
     public mutating func append(name: String, value: String) {
         fields.append(Field(name: name, value: value))

@@ -246,10 +246,7 @@ final class KeepAliveRelay: ReadinessHandler {
         // An IP literal answers itself: what the task decided for this authority (the resolver's
         // family, the rebinding guard, the proxy's own endpoint) holds unchanged.
         if authority.host.literalAddress != nil { return .resolved(.literal) }
-        guard let pinning = try? connection.connector.cachedPinning(for: authority),
-              pinning.addresses.contains(kept.key.address) else { return nil }
-        connection.connector.probeUnmeasured(authority, pinning.addresses)
-        return pinning.source
+        return connection.connector.cachedSource(keeping: kept.key.address, for: authority)
     }
 
     /// The task takes the request over from its head (the bytes read go back to the client's input).

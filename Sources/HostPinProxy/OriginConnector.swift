@@ -68,6 +68,26 @@ struct OriginConnector: Sendable {
         return try pinning(admitted(cached.map(\.address), for: authority.host), source: .resolved(.cache), for: authority)
     }
 
+    /// Where `address` comes from if a request for `authority` may still go there: the address a kept
+    /// connection is connected to, when ``cachedPinning(for:)`` still gives it (the resolver's fresh
+    /// answer, read in place, holds it, admitted, and it is not the proxy's own endpoint); `nil` when it
+    /// does not, or on a miss or a refusal (the connection's task then decides and answers). An answer
+    /// of one address is checked in place, without the arrays ``cachedPinning(for:)`` orders (a keep-alive
+    /// relay asks this for every request); one of several takes that whole reading, and starts the
+    /// ranking's probe of those unmeasured (``probeUnmeasured(_:_:)``), as a request's task does.
+    func cachedSource(keeping address: SocketAddress, for authority: RequestTarget.Authority) -> AddressSource? {
+        guard let cached = resolver.cachedAddresses(authority.host, family: .any) else { return nil }
+        if cached.count == 1, allowPrivate || cached[0].address.specialPurposeBlock == nil {
+            guard cached[0].address == address.address, address.port == authority.port,
+                  !(proxy?.isReached(by: address) ?? false)
+            else { return nil }
+            return .resolved(.cache)
+        }
+        guard let pinning = try? cachedPinning(for: authority), pinning.addresses.contains(address) else { return nil }
+        probeUnmeasured(authority, pinning.addresses)
+        return pinning.source
+    }
+
     /// The resolved addresses a connection may go to: special-purpose ones refused (``RebindingGuard``)
     /// unless allowed.
     private func admitted(_ resolved: [IPAddress], for host: HostName) throws(ProxyError) -> [IPAddress] {

@@ -251,3 +251,38 @@ extension RequestTarget {
         #expect([parts.first, parts.second, parts.third].compactMap { $0.map(Array.init) } == expected)
     }
 }
+
+/// ``BodyFraming/common(_:absent:)``, the in-place reading of the common message's framing, gives what
+/// the general reading gives wherever it answers, and answers the common messages.
+@Suite struct CommonFramingTests {
+    static let lines: [(String, String)] = [
+        ("Content-Length", "0"), ("Content-Length", "5"), ("content-length", "123456789012345678"),
+        ("Content-Length", "1234567890123456789"), ("Content-Length", "5, 5"), ("Content-Length", "+5"), ("Content-Length", ""),
+        ("Content-Length", "0x5"), ("Content-Length", " 5"), ("Transfer-Encoding", "chunked"), ("transfer-encoding", "gzip"),
+        ("Connection", "keep-alive"), ("X-Content-Length", "9"),
+    ]
+
+    @Test func theCommonReadingAgreesWithTheGeneralOne() {
+        var answered = 0
+        for first in [nil] + Self.lines.indices.map(Optional.some) {
+            for second in [nil] + Self.lines.indices.map(Optional.some) {
+                var fields = HeaderFields()
+                for index in [first, second].compactMap({ $0 }) { fields.append(name: Self.lines[index].0, value: Self.lines[index].1) }
+                for absent in [BodyFraming.none, .untilClose] {
+                    for version in [HTTPVersion.http11, .http10] {
+                        let general = Result { () throws(HeadError) in try BodyFraming.general(fields, version: version, absent: absent) }
+                        guard let common = BodyFraming.common(fields, absent: absent) else { continue }
+                        answered += 1
+                        #expect(general == .success(common), "\(fields.fields)")
+                    }
+                }
+            }
+        }
+        // No field, one length of digits, such a length beside a field that is neither.
+        #expect(answered > 40)
+        var single = HeaderFields()
+        single.append(name: "Content-Length", value: "42")
+        #expect(BodyFraming.common(single, absent: .untilClose) == .contentLength(42))
+        #expect(BodyFraming.common(HeaderFields(), absent: .untilClose) == .untilClose)
+    }
+}

@@ -68,12 +68,15 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible, LosslessSt
 
     /// The RFC 5952 canonical text form: `127.0.0.1`, `::1`.
     public var description: String {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == .v4 ? AF_INET : AF_INET6
-        _ = withUnsafeBytes(of: (high, low)) { raw in
-            inet_ntop(af, raw.baseAddress, &text, socklen_t(text.count))
+        // On the stack: two arrays per address showed in a busy proxy's access log (client and pinned).
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { text in
+            text[0] = 0
+            _ = withUnsafeBytes(of: (high, low)) { raw in
+                inet_ntop(af, raw.baseAddress, text.baseAddress, socklen_t(text.count))
+            }
+            return String(cString: text.baseAddress!)
         }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The text form used inside URLs and `host:port` pairs: IPv6 in brackets (RFC 3986 §3.2.2).
