@@ -285,7 +285,7 @@ final class KeepAliveRelay: ReadinessHandler {
         if case .failure(let error) = result {
             switch error {
             case .timedOut: return refuse(&state, .originTimedOut(origin, timeout: connection.configuration.originTimeout))
-            case .closed: return .exit(.close)
+            case .closed: return cut(&state, .originClosed(origin))
             default: return refuse(&state, .originClosed(origin))
             }
         }
@@ -368,6 +368,16 @@ final class KeepAliveRelay: ReadinessHandler {
         state.exchange = nil
         return .exit(.handBack(.refusing(error, method: exchange.method, target: targetText(state, exchange),
                                          started: exchange.started), keepingOrigin: false))
+    }
+
+    /// A stop's cut while the response head is awaited: the request is logged as the task logs the one
+    /// it cuts there (the refusal `error` its client no longer gets), and the connection ends.
+    private func cut(_ state: inout State, _ error: ProxyError) -> Step {
+        if let exchange = state.exchange.take() {
+            connection.log(exchange.method, targetText(state, exchange), nil, error.status, 0, exchange.started,
+                           AccessLogEntry.now(), rules: [], source: nil, failure: error.resolutionFailure)
+        }
+        return .exit(.close)
     }
 
     private func relay(_ state: inout State, _ result: Result<Void, SocketError>) -> Step {

@@ -138,6 +138,35 @@ import Glibc
         }
     }
 
+    /// A stop that cuts a request waiting for its response head logs it as the connection's task logs
+    /// one it cuts there: the relay's request (the third on a kept connection) and the task's (the
+    /// first on a new one) give the same entry.
+    @Test(arguments: [0, 2])
+    func aRequestCutWhileItsResponseIsAwaitedIsLoggedAsTheTaskLogsIt(answered: Int) async throws {
+        let origin = try SilentAfter(count: answered)
+        defer { origin.stop() }
+        let (proxy, address, log) = try ProxyLab.startProxy()
+        do {
+            let client = try #require(LoadClient.connect(address, timeout: .seconds(10)))
+            defer { close(client) }
+            let request = "GET http://127.0.0.1:\(origin.port)/x HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n\r\n"
+            for _ in 0..<answered {
+                #expect(try await Self.exchange(client, request).hasSuffix("\r\n\r\nok"))
+            }
+            let bytes = Array(request.utf8)
+            #expect(bytes.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
+            try await Task.sleep(for: .milliseconds(300))  // the request reaches the origin, which never answers
+            await proxy.stop(grace: .milliseconds(100))
+            let entries = await log.waitFor(answered + 1)
+            #expect(entries.map(\.status) == Array(repeating: 200, count: answered) + [502])
+            #expect(entries.last?.target == "http://127.0.0.1:\(origin.port)/x")
+            #expect(entries.last?.bytes == 0)
+        } catch {
+            await proxy.stop()
+            throw error
+        }
+    }
+
     /// Sends `request` on the blocking socket `client` and reads one `Content-Length`-framed response
     /// (a thread of its own, not the cooperative pool the proxy runs on).
     static func exchange(_ client: Int32, _ request: String) async throws -> String {
