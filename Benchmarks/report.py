@@ -300,6 +300,9 @@ us_ = lambda x: f"{x:,.0f} µs"
 row("7", f"DNS stub, warm cache: `hostpin serve` vs Unbound, queries/s (`dnsperf -q {stub_q}`, the 10 000 names "
     f"over and over for {stub_s} s)", "stub.warm.hostpin.qps", "stub.warm.unbound.qps", qps, False, goal_ratio=1.0,
     first_bar=0.5, peer_label="Unbound, warm", chart_label="7 stub warm /Unbound", goal_text="≥ 1.0× (first bar 0.5×)")
+row("7", f"DNS stub, warm cache: `hostpin serve` vs Unbound with `num-threads: 2` (both cores), queries/s "
+    f"(`dnsperf -q {stub_q}`, {stub_s} s)", "stub.warm.hostpin.qps", "stub.warm.unbound2.qps", qps, False, goal_ratio=1.0,
+    peer_label="Unbound, 2 threads, warm", chart_label="7 stub warm /Unbound×2", goal_text="≥ 1.0×")
 for p in ("50", "99"):
     row("7", f"DNS stub, warm cache: p{p} latency, `hostpin serve` vs Unbound", f"stub.warm.hostpin.p{p}us",
         f"stub.warm.unbound.p{p}us", us_, True, peer_label="Unbound, warm")
@@ -463,6 +466,7 @@ if "7" in items:
     lines.append("| server, cache | queries/s | spread | p50 | p99 | lost | server CPU per answer |")
     lines.append("|---|---|---|---|---|---|---|")
     for key, text in (("stub.warm.hostpin", "`hostpin serve`, warm"), ("stub.warm.unbound", "Unbound (1 thread), warm"),
+                      ("stub.warm.unbound2", "Unbound (2 threads), warm"),
                       ("stub.cold.hostpin", "`hostpin serve`, cold"), ("stub.cold.unbound", "Unbound, cold"),
                       ("stub.nsd", "NSD (the upstream) itself")):
         lines.append(f"| {text} | {m(key + '.qps', qps)} | {spread(key + '.qps', qps)} | {m(key + '.p50us', us)} | "
