@@ -548,6 +548,7 @@ struct CacheShard {
     /// reference count with other threads in the common case (one address, no CNAME, `rare` is `nil`).
     /// A caller that needs a `Resolution` builds it after the lock (``CachedAddresses/resolution(name:)``),
     /// so the lock is held for loads only.
+    @inline(__always)
     private func addresses(_ node: UnsafePointer<Node>, now: UInt64) -> CachedAddresses {
         let number = Int(node.pointee.upstream)
         let lifetime = UInt64(node.pointee.lifetime) * 1_000_000_000
@@ -584,6 +585,7 @@ struct CacheShard {
     /// - Parameter positiveOnly: For a caller that uses only a positive answer and resolves the name
     ///   otherwise (which counts the lookup then): a miss and a negative entry are not counted, and a
     ///   negative entry is reported as a miss.
+    @inline(__always)
     mutating func freshHit(_ name: HostName, inline: InlineName?, family: AddressFamily, now: UInt64, claimingRefresh: Bool,
                            positiveOnly: Bool = false) -> Hit
     {
@@ -610,10 +612,12 @@ struct CacheShard {
     }
 
     /// Marks the node used, writing only when it is not marked yet: hits on a hot entry write nothing.
+    @inline(__always)
     private mutating func markReferenced(_ chunk: Int, _ offset: Int) {
         if chunks[chunk][offset].flags & Node.referenced == 0 { chunks[chunk][offset].flags |= Node.referenced }
     }
 
+    @inline(__always)
     private mutating func claimRefresh(_ chunk: Int, _ offset: Int, _ now: UInt64) -> Bool {
         guard now >= chunks[chunk][offset].refreshAt else { return false }
         chunks[chunk][offset].refreshAt = .max
@@ -645,6 +649,7 @@ struct CacheShard {
     // MARK: The index
 
     /// The slot a key's probe starts at. The shard index took the hash's low bits: mix them all in.
+    @inline(__always)
     private func home(_ textHash: Int, _ family: AddressFamily) -> Int {
         let familyBits: UInt64 = switch family {
         case .v4: 0x5555
@@ -663,6 +668,7 @@ struct CacheShard {
     /// The slot holding the node of `text` (whose hash is `hash`, and `inline` its ``InlineName``) and
     /// `family`. Takes the name's parts, borrowed, rather than a ``Key``: making one would retain the
     /// caller's text on every lookup.
+    @inline(__always)
     private func slot(of text: String, inline: InlineName?, hash: Int, family: AddressFamily) -> Int? {
         guard !slots.isEmpty else { return nil }
         var slot = home(hash, family)
