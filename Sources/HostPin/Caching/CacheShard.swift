@@ -10,8 +10,9 @@ import Foundation
 ///   the times, the first address inline, the upstream as an index into ``upstreams``; only the rare
 ///   parts (more addresses, a CNAME chain, a negative answer, a name longer than 32 bytes) live in a
 ///   ``Rare`` object. No object or heap block per entry for the common one-address answer.
-/// - The index is open addressing with linear probing over node positions (4 bytes a slot), comparing
-///   the name's precomputed hash, then its inline text, both in the node the probe reads.
+/// - The index is open addressing with linear probing over node positions, each beside a 32-bit tag of
+///   the key's hash (``Slot``, 8 bytes): a probe reads a node only where the tag matches, then compares
+///   the name's precomputed hash and its inline text, both in that node.
 /// - The recency order is a doubly linked list threaded through the nodes by position, kept by "second
 ///   chance" (the CLOCK approximation of least recently used): a hit only sets the node's `referenced`
 ///   bit, when it is not yet set, and eviction moves a referenced node from the old end to the new end,
