@@ -366,10 +366,6 @@ public final class CachingResolver: HostResolver {
     /// Starts a background refresh of the entry for `name` and `family` of `generation`, whose refresh
     /// the caller has claimed, unless a resolution of the name and family is already running (whose
     /// answer will replace the entry anyway).
-    ///
-    /// Never inlined: a hit calls it once in a TTL, and inlined into ``cachedAddresses(_:family:)`` it gave
-    /// every hit a stack frame of some 4 KiB and the registers to save for it.
-    @inline(never)
     func refresh(_ name: HostName, family: AddressFamily, generation: UInt32, now: UInt64) {
         let key = ResolutionCache.Key(name: name, family: family)
         let flight = flights.withLock { flights -> Flight<ResolutionOutcome>? in
