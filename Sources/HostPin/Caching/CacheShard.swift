@@ -10,8 +10,9 @@ import Foundation
 ///   the times, the first address inline, the upstream as an index into ``upstreams``; only the rare
 ///   parts (more addresses, a CNAME chain, a negative answer, a name longer than 32 bytes) live in a
 ///   ``Rare`` object. No object or heap block per entry for the common one-address answer.
-/// - The index is open addressing with linear probing over node positions (4 bytes a slot), comparing
-///   the name's precomputed hash, then its inline text, both in the node the probe reads.
+/// - The index is open addressing with linear probing over node positions, each beside a 32-bit tag of
+///   the key's hash (``Slot``, 8 bytes): a probe reads a node only where the tag matches, then compares
+///   the name's precomputed hash and its inline text, both in that node.
 /// - The recency order is a doubly linked list threaded through the nodes by position, kept by "second
 ///   chance" (the CLOCK approximation of least recently used): a hit only sets the node's `referenced`
 ///   bit, when it is not yet set, and eviction moves a referenced node from the old end to the new end,
@@ -206,8 +207,24 @@ struct CacheShard {
     /// that gave it: a handful per configuration).
     private static let maximumUpstreams = 1024
 
-    /// Node positions by key: -1 for an empty slot; a power of two in size, at most three quarters full.
-    private var slots: [Int32] = []
+    /// One place of the index: a node's position and its key's tag (``tag(_:_:)``), 8 bytes.
+    ///
+    /// The tag is what lets a probe pass a slot of another key without reading that key's node: a random
+    /// key's node is a cache miss of its own (some 100 ns), and at three quarters full a probe passes one
+    /// or two others on average. It also gives the slot's home, so that growing the index and removing
+    /// from it (the backward shift) read no node either.
+    private struct Slot {
+        /// ``CacheShard/tag(_:_:)`` of the node's key.
+        let tag: UInt32
+        /// The node's position; -1 for an empty slot.
+        let position: Int32
+
+        static let empty = Slot(tag: 0, position: -1)
+        var isEmpty: Bool { position < 0 }
+    }
+
+    /// Nodes by key, with their tags: a power of two in size, at most three quarters full.
+    private var slots: [Slot] = []
     private var chunks: [[Node]] = []
     private var nodeCount = 0
     private var upstreams: [Upstream] = []
@@ -260,8 +277,7 @@ struct CacheShard {
             if counting { misses += 1 }
             return .absent
         }
-        let position = slots[slot]
-        let (chunk, offset) = Self.place(position)
+        let (chunk, offset) = Self.place(slots[slot].position)
         let expiresAt = chunks[chunk][offset].expiresAt
         if expiresAt <= now {
             if counting { misses += 1 }
@@ -285,7 +301,7 @@ struct CacheShard {
     /// `generation` (an entry stored since is left alone).
     mutating func refreshFailed(_ key: Key, generation: UInt32, at next: UInt64) {
         guard let slot = slot(of: key) else { return }
-        let (chunk, offset) = Self.place(slots[slot])
+        let (chunk, offset) = Self.place(slots[slot].position)
         guard chunks[chunk][offset].generation == generation else { return }
         chunks[chunk][offset].refreshAt = next
     }
@@ -296,7 +312,7 @@ struct CacheShard {
         guard case .expired(let found) = lookup(key, name: name, now: now, counting: false),
               case .addresses = found.answer, let slot = slot(of: key)
         else { return nil }
-        let (chunk, offset) = Self.place(slots[slot])
+        let (chunk, offset) = Self.place(slots[slot].position)
         chunks[chunk][offset].flags |= Node.servingStale
         chunks[chunk][offset].refreshAt = next
         return found
@@ -337,7 +353,7 @@ struct CacheShard {
         let key = Key(name, entry.family)
         let node = makeNode(entry, key: key)
         if let slot = slot(of: key) {
-            let position = slots[slot]
+            let position = slots[slot].position
             let (chunk, offset) = Self.place(position)
             let (older, newer) = (chunks[chunk][offset].older, chunks[chunk][offset].newer)
             chunks[chunk][offset] = node
@@ -361,9 +377,10 @@ struct CacheShard {
             nodeCount += 1
         }
         if (count + 1) * 4 > slots.count * 3 { grow() }
-        var slot = home(key.textHash, key.family)
-        while slots[slot] >= 0 { slot = (slot + 1) & (slots.count - 1) }
-        slots[slot] = position
+        let tag = Self.tag(key.textHash, key.family)
+        var slot = home(tag)
+        while !slots[slot].isEmpty { slot = (slot + 1) & (slots.count - 1) }
+        slots[slot] = Slot(tag: tag, position: position)
         count += 1
         linkAsNewest(position)
         return true
@@ -548,6 +565,7 @@ struct CacheShard {
     /// reference count with other threads in the common case (one address, no CNAME, `rare` is `nil`).
     /// A caller that needs a `Resolution` builds it after the lock (``CachedAddresses/resolution(name:)``),
     /// so the lock is held for loads only.
+    @inline(__always)
     private func addresses(_ node: UnsafePointer<Node>, now: UInt64) -> CachedAddresses {
         let number = Int(node.pointee.upstream)
         let lifetime = UInt64(node.pointee.lifetime) * 1_000_000_000
@@ -584,6 +602,7 @@ struct CacheShard {
     /// - Parameter positiveOnly: For a caller that uses only a positive answer and resolves the name
     ///   otherwise (which counts the lookup then): a miss and a negative entry are not counted, and a
     ///   negative entry is reported as a miss.
+    @inline(__always)
     mutating func freshHit(_ name: HostName, inline: InlineName?, family: AddressFamily, now: UInt64, claimingRefresh: Bool,
                            positiveOnly: Bool = false) -> Hit
     {
@@ -591,7 +610,7 @@ struct CacheShard {
             if !positiveOnly { misses += 1 }
             return .miss(removed: false)
         }
-        let (chunk, offset) = Self.place(slots[slot])
+        let (chunk, offset) = Self.place(slots[slot].position)
         guard chunks[chunk][offset].expiresAt > now else {
             if !positiveOnly { misses += 1 }
             guard chunks[chunk][offset].keepUntil <= now else { return .miss(removed: false) }
@@ -610,10 +629,12 @@ struct CacheShard {
     }
 
     /// Marks the node used, writing only when it is not marked yet: hits on a hot entry write nothing.
+    @inline(__always)
     private mutating func markReferenced(_ chunk: Int, _ offset: Int) {
         if chunks[chunk][offset].flags & Node.referenced == 0 { chunks[chunk][offset].flags |= Node.referenced }
     }
 
+    @inline(__always)
     private mutating func claimRefresh(_ chunk: Int, _ offset: Int, _ now: UInt64) -> Bool {
         guard now >= chunks[chunk][offset].refreshAt else { return false }
         chunks[chunk][offset].refreshAt = .max
@@ -644,15 +665,24 @@ struct CacheShard {
 
     // MARK: The index
 
-    /// The slot a key's probe starts at. The shard index took the hash's low bits: mix them all in.
-    private func home(_ textHash: Int, _ family: AddressFamily) -> Int {
+    /// A key's tag: its hash mixed with its family, 32 bits. The low bits are the key's home slot (where
+    /// its probe starts), the whole a filter a probe tests before reading the node. The shard index took
+    /// the hash's low bits: the multiplication mixes them all in.
+    @inline(__always)
+    private static func tag(_ textHash: Int, _ family: AddressFamily) -> UInt32 {
         let familyBits: UInt64 = switch family {
         case .v4: 0x5555
         case .v6: 0xAAAA
         case .any: 0xFFFF
         }
         let mixed = (UInt64(bitPattern: Int64(textHash)) ^ familyBits << 48) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: mixed >> 32) & (slots.count - 1)
+        return UInt32(truncatingIfNeeded: mixed >> 32)
+    }
+
+    /// The slot a probe for a key of `tag` starts at.
+    @inline(__always)
+    private func home(_ tag: UInt32) -> Int {
+        Int(tag) & (slots.count - 1)
     }
 
     /// The slot holding `key`'s node.
@@ -662,18 +692,23 @@ struct CacheShard {
 
     /// The slot holding the node of `text` (whose hash is `hash`, and `inline` its ``InlineName``) and
     /// `family`. Takes the name's parts, borrowed, rather than a ``Key``: making one would retain the
-    /// caller's text on every lookup.
+    /// caller's text on every lookup. Reads a node only where the tag matches: on the probe's last slot
+    /// but once in four billion.
+    @inline(__always)
     private func slot(of text: String, inline: InlineName?, hash: Int, family: AddressFamily) -> Int? {
         guard !slots.isEmpty else { return nil }
-        var slot = home(hash, family)
+        let tag = Self.tag(hash, family)
+        var slot = home(tag)
         while true {
-            let position = slots[slot]
-            if position < 0 { return nil }
-            let (chunk, offset) = Self.place(position)
-            if chunks[chunk][offset].textHash == hash, chunks[chunk][offset].family == family,
-               inline.map({ chunks[chunk][offset].name == $0 }) ?? (chunks[chunk][offset].rare?.longName == text)
-            {
-                return slot
+            let probed = slots[slot]
+            if probed.isEmpty { return nil }
+            if probed.tag == tag {
+                let (chunk, offset) = Self.place(probed.position)
+                if chunks[chunk][offset].textHash == hash, chunks[chunk][offset].family == family,
+                   inline.map({ chunks[chunk][offset].name == $0 }) ?? (chunks[chunk][offset].rare?.longName == text)
+                {
+                    return slot
+                }
             }
             slot = (slot + 1) & (slots.count - 1)
         }
@@ -683,38 +718,36 @@ struct CacheShard {
     private func slot(ofPosition position: Int32) -> Int? {
         guard !slots.isEmpty else { return nil }
         let (chunk, offset) = Self.place(position)
-        var slot = home(chunks[chunk][offset].textHash, chunks[chunk][offset].family)
-        while slots[slot] >= 0 {
-            if slots[slot] == position { return slot }
+        var slot = home(Self.tag(chunks[chunk][offset].textHash, chunks[chunk][offset].family))
+        while !slots[slot].isEmpty {
+            if slots[slot].position == position { return slot }
             slot = (slot + 1) & (slots.count - 1)
         }
         return nil
     }
 
-    /// Doubles the index (16 slots at first) and places every node again.
+    /// Doubles the index (16 slots at first) and places every node again, by the tags alone.
     private mutating func grow() {
         let capacity = max(16, slots.count * 2)
         let old = slots
-        slots = [Int32](repeating: -1, count: capacity)
-        for position in old where position >= 0 {
-            let (chunk, offset) = Self.place(position)
-            var slot = home(chunks[chunk][offset].textHash, chunks[chunk][offset].family)
-            while slots[slot] >= 0 { slot = (slot + 1) & (capacity - 1) }
-            slots[slot] = position
+        slots = [Slot](repeating: .empty, count: capacity)
+        for moved in old where !moved.isEmpty {
+            var slot = home(moved.tag)
+            while !slots[slot].isEmpty { slot = (slot + 1) & (capacity - 1) }
+            slots[slot] = moved
         }
     }
 
     /// Empties `slot`, frees its node, and moves later nodes of the probe run back so that every lookup
     /// still finds them (deletion without tombstones).
     private mutating func remove(slot: Int) {
-        release(slots[slot])
+        release(slots[slot].position)
         count -= 1
         let mask = slots.count - 1
         var hole = slot
         var next = (slot + 1) & mask
-        while slots[next] >= 0 {
-            let (chunk, offset) = Self.place(slots[next])
-            let start = home(chunks[chunk][offset].textHash, chunks[chunk][offset].family)
+        while !slots[next].isEmpty {
+            let start = home(slots[next].tag)
             // The node at `next` may move into the hole unless its home lies cyclically in (hole, next].
             let between = hole <= next ? (start > hole && start <= next) : (start > hole || start <= next)
             if !between {
@@ -723,7 +756,7 @@ struct CacheShard {
             }
             next = (next + 1) & mask
         }
-        slots[hole] = -1
+        slots[hole] = .empty
     }
 
     // MARK: The recency list

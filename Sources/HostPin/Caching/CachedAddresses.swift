@@ -40,6 +40,9 @@ public struct CachedAddresses: RandomAccessCollection, Sendable {
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { 1 + (rare?.more.count ?? 0) }
+    /// The number of addresses, at least 1. Not the collection's default, which asks for ``endIndex``
+    /// three times through calls (the type is not inlinable into a caller's module).
+    public var count: Int { endIndex }
 
     public subscript(position: Int) -> ResolvedAddress {
         precondition(position >= 0 && position < endIndex, "CachedAddresses index out of range")

@@ -237,6 +237,7 @@ public final class ResolutionCache: Sendable {
     /// The fresh answer for `name` and `family` at `now`, counted
     /// (``CacheShard/freshHit(_:inline:family:now:claimingRefresh:)``); with `claimingRefresh`, a due
     /// refresh-ahead is claimed for this caller.
+    @inline(__always)
     func freshHit(_ name: HostName, family: AddressFamily, now: UInt64, claimingRefresh: Bool = false,
                   positiveOnly: Bool = false) -> CacheShard.Hit {
         let inline = InlineName(name.text)
