@@ -90,15 +90,9 @@ package final class SocketChannel: EventLoopHandler {
         var shut = false
         var closed = false
 
-        /// Read and changed in place (`_read`, `_modify`): a get and a set copied the whole direction,
-        /// its waiter's handler or continuation retained and released again, at every wait and edge.
         subscript(direction: IODirection) -> Direction {
-            _read {
-                if direction == .read { yield read } else { yield write }
-            }
-            _modify {
-                if direction == .read { yield &read } else { yield &write }
-            }
+            get { direction == .read ? read : write }
+            set { if direction == .read { read = newValue } else { write = newValue } }
         }
     }
 
