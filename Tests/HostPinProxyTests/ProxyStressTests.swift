@@ -29,7 +29,10 @@ import Testing
                         && reply.hasSuffix("\r\n\r\n" + SlowOrigin.body(for: "/t\(index)"))
                 }
             }
-            Self.check("CONNECT (plain TCP inside)", tunnels)
+            // 1000 connects at once: a SYN the listen queue drops is sent again after 1 s, then 3 s (TCP's
+            // retransmission), so a whole exchange may take one retransmission longer (CI saw 2.06 s
+            // and, under other load, 3.35 s, neither a failure of the tunnel itself).
+            Self.check("CONNECT (plain TCP inside)", tunnels, within: .seconds(4))
 
             let requests = await LoadClient.run(count: 1000, parallel: Self.parallel) { index in
                 LoadClient.exchange(index: index, proxy: proxy, timeout: Self.stallTimeout, steps: [
