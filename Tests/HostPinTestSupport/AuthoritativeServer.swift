@@ -215,8 +215,15 @@ public final class AuthoritativeServer: Sendable {
     private static let withSignalsUnblocked =
         "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, set()); os.execv(sys.argv[1], sys.argv[1:])"
 
-    /// A port free for both UDP and TCP on 127.0.0.1 (``DnsmasqServer`` takes one too).
+    /// A port free for both UDP and TCP on 127.0.0.1 (``DnsmasqServer`` and ``RedisServer`` take one
+    /// too), for a server started next. Chosen at random below the kernel's ephemeral range: a port the
+    /// kernel picked (port 0) is handed out again to the next `connect(2)` anywhere on the machine, and
+    /// the tests make thousands, so one could take it before the server binds it (seen in CI: dnsmasq's
+    /// "Address already in use").
     static func freePort() throws -> UInt16 {
+        let ephemeralStart = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { UInt16($0) } } ?? 32_768
+        let below: ClosedRange<UInt16>? = ephemeralStart > 11_024 ? 10_000...(ephemeralStart - 1) : nil
         for _ in 0..<50 {
             let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
             let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -224,6 +231,7 @@ public final class AuthoritativeServer: Sendable {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
             local.sin_addr.s_addr = inet_addr("127.0.0.1")
+            local.sin_port = (below.map { UInt16.random(in: $0) } ?? 0).bigEndian
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let bound = withUnsafeMutablePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
