@@ -60,7 +60,10 @@ public final class CachingResolver: HostResolver {
     ///   the cache; what `upstream` throws, shared by every caller that waited for the same resolution,
     ///   when no stale answer may stand in; ``ResolutionError/cancelled`` for a caller whose task was
     ///   cancelled (the others still get the answer).
-    public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`, SE-0461) until it waits for an upstream:
+    /// a fresh hit hops to no other executor and back (the hop's executor checks were a tenth of a hot hit).
+    nonisolated(nonsending) public func resolve(_ name: HostName, family: AddressFamily) async throws(ResolutionError) -> Resolution {
         // An IP literal, `localhost`, or a special-use name (``SpecialUseName``): no cache, no upstream.
         if name.mayBeAnsweredLocally, let local = ResolutionOutcome.literal(for: name, family: family, routing: upstream) {
             return try local.get()
@@ -110,7 +113,7 @@ public final class CachingResolver: HostResolver {
     /// on the cache's monotonic clock (``ResolutionOutcome/ttlLeft``, ``ResolutionOutcome/age``).
     ///
     /// - Throws: as ``resolve(_:family:)``, except `.nxdomain` and `.nodata`.
-    public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
+    nonisolated(nonsending) public func resolveDetailed(_ name: HostName, family: AddressFamily) async throws(ResolutionError)
         -> ResolutionOutcome
     {
         try await resolveDetailed(name, family: family, countingLookup: true)
@@ -118,7 +121,7 @@ public final class CachingResolver: HostResolver {
 
     /// ``resolveDetailed(_:family:)``, for a caller whose ``cachedAnswer(_:family:)`` has just missed:
     /// with `countingLookup` false the cache statistics do not count that one lookup twice.
-    package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
+    nonisolated(nonsending) package func resolveDetailed(_ name: HostName, family: AddressFamily, countingLookup: Bool)
         async throws(ResolutionError) -> ResolutionOutcome
     {
         if let literal = ResolutionOutcome.literal(for: name, family: family, routing: upstream) { return literal }
