@@ -73,7 +73,7 @@ import Glibc
     /// (``connections(_:)`` then): "connected" alone can still be an idle connection to the Redis that
     /// went away, which the store finds within its one-second idle check.
     private func reconnected(_ instances: [ServeProcess], after made: [Double]) async throws -> Bool {
-        try await eventually {
+        try await eventually(within: .seconds(20), every: .milliseconds(100)) {
             for (instance, count) in zip(instances, made) {
                 guard try await metric(instance, "hostpin_shared_cache_connected") == 1,
                       try await metric(instance, "hostpin_shared_cache_connections_total") ?? 0 > count else { return false }
@@ -86,15 +86,6 @@ import Glibc
         Int(try await redis.cli(["DBSIZE"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
-    private func eventually(_ seconds: Int = 20, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return try await condition()
-    }
-
     @Test func aSecondInstanceAnswersAThousandNamesWithoutAQueryAtTheUpstream() async throws {
         let redis = try await RedisServer()
         defer { redis.kill() }
@@ -103,7 +94,7 @@ import Glibc
             let first = try await serve(redis, secret: secret)
             expectAnswered(try await lookup(names, through: first), names, "first")
             // A and AAAA of 901 distinct names.
-            let stored = try await eventually { try await keys(redis) == 1802 }
+            let stored = try await eventually(within: .seconds(20), every: .milliseconds(100)) { try await keys(redis) == 1802 }
             let count = try await keys(redis)
             #expect(stored, "keys: \(count)")
             Glibc.kill(first.pid, SIGTERM)
@@ -127,7 +118,7 @@ import Glibc
             let names = ["www.example.test"]
             let first = try await serve(redis, secret: secret)
             expectAnswered(try await lookup(names, through: first), names)
-            let written = try await eventually { try await keys(redis) == 2 }
+            let written = try await eventually(within: .seconds(20), every: .milliseconds(100)) { try await keys(redis) == 2 }
             #expect(written)
             let stored = try await redis.cli(["--scan", "--pattern", "hostpin:*"]).split(separator: "\n").map(String.init)
             #expect(stored.count == 2)
@@ -185,7 +176,7 @@ import Glibc
             #expect(try await reconnected([first, second], after: made))
             let shared = (1...50).map { "n\($0).resumed.example.test" }
             expectAnswered(try await lookup(shared, through: first), shared, "resumed, first")
-            let storedAgain = try await eventually { try await keys(restarted) == 100 }
+            let storedAgain = try await eventually(within: .seconds(20), every: .milliseconds(100)) { try await keys(restarted) == 100 }
             let countAgain = try await keys(restarted)
             #expect(storedAgain, "keys: \(countAgain)")
             let before = try await lab.countedQueries()

@@ -1,5 +1,6 @@
 import Foundation
 import HostPinNet
+import HostPinTestSupport
 import Synchronization
 import Testing
 
@@ -54,8 +55,8 @@ import Glibc
         // The FIN reaches the socket and then the loop: within 100 ms on a quiet machine, but loopback
         // delivery runs in softirq context, which a loaded machine defers (seen in CI: neither within
         // 100 ms). Each is waited for, 5 s at most.
-        #expect(try await Self.eventually { !channel.isQuiet() })
-        #expect(try await Self.eventually { !channel.isQuiet(trustingEdges: true) })
+        #expect(await eventually(within: .seconds(5), every: .milliseconds(10)) { !channel.isQuiet() })
+        #expect(await eventually(within: .seconds(5), every: .milliseconds(10)) { !channel.isQuiet(trustingEdges: true) })
         channel.close()
     }
 
@@ -158,16 +159,6 @@ import Glibc
     }
 
     /// A ``SocketChannel`` on one end of a loopback TCP connection, and the other end's descriptor.
-    /// Whether `condition` holds within 5 s, asked every 10 ms.
-    private static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.Instant.after(.seconds(5))
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-
     private static func connectedPair() throws -> (SocketChannel, Int32) {
         let (listener, port) = try TestSockets.bindLoopback(listening: true)
         defer { close(listener) }

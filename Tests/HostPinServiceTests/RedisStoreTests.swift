@@ -15,25 +15,15 @@ import Testing
         }
     }
 
-    /// Waits (up to `seconds`) until `condition` holds.
-    static func eventually(_ seconds: Int = 10, _ condition: () async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return await condition()
-    }
-
     @Test func valuesGoInWithTheirTTLAndComeOut() async throws {
         let redis = try await RedisServer()
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         #expect(await Self.get(store, "hostpin:absent") == .absent)
         let value: [UInt8] = [0, 1, 2, 0xFF, 13, 10, 0]
         store.set("hostpin:k", value: value, seconds: 90)
-        #expect(await Self.eventually { await Self.get(store, "hostpin:k") == .value(value) })
+        #expect(await eventually(within: .seconds(10)) { await Self.get(store, "hostpin:k") == .value(value) })
         let ttl = Int(try await redis.cli(["TTL", "hostpin:k"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         #expect((85...90).contains(ttl), "TTL \(ttl)")
     }
@@ -42,9 +32,9 @@ import Testing
         let redis = try await RedisServer(requirePass: "fleet-password")
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url + "/3"), password: Array("fleet-password".utf8))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         store.set("hostpin:db", value: [42], seconds: 60)
-        #expect(await Self.eventually { await Self.get(store, "hostpin:db") == .value([42]) })
+        #expect(await eventually(within: .seconds(10)) { await Self.get(store, "hostpin:db") == .value([42]) })
         let unauthenticated = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { unauthenticated.close() }
         try await Task.sleep(for: .milliseconds(500))
@@ -56,7 +46,7 @@ import Testing
         let redis = try await RedisServer()
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         redis.kill()
         let started = ContinuousClock.now
         for _ in 0..<20 { #expect(await Self.get(store, "hostpin:k") == .failed) }
@@ -64,7 +54,7 @@ import Testing
         #expect(waited < .milliseconds(500), "20 lookups waited \(waited)")
         let again = try await RedisServer(port: redis.port)
         _ = again
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         #expect(await Self.get(store, "hostpin:k") == .absent)
         #expect(store.connectionCount == 2)
     }
@@ -76,20 +66,20 @@ import Testing
         let redis = try await RedisServer()
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         redis.kill()
         let again = try await RedisServer(port: redis.port)
         _ = again
-        #expect(await Self.eventually(5) { store.connectionCount == 2 && store.isConnected })
+        #expect(await eventually(within: .seconds(5)) { store.connectionCount == 2 && store.isConnected })
         store.set("hostpin:after", value: [1], seconds: 60)
-        #expect(await Self.eventually { (try? await again.cli(["GET", "hostpin:after"])) == "\u{1}\n" })
+        #expect(await eventually(within: .seconds(10)) { (try? await again.cli(["GET", "hostpin:after"])) == "\u{1}\n" })
     }
 
     @Test func aHungRedisCostsALookupTheTimeoutAndThenNothing() async throws {
         let redis = try await RedisServer()
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         redis.hang()
         let started = ContinuousClock.now
         #expect(await Self.get(store, "hostpin:k") == .failed)
@@ -100,7 +90,7 @@ import Testing
         for _ in 0..<20 { #expect(await Self.get(store, "hostpin:k") == .failed) }
         #expect(ContinuousClock.now - next < .milliseconds(300))
         redis.resume()
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         #expect(await Self.get(store, "hostpin:k") == .absent)
     }
 
@@ -117,12 +107,12 @@ import Testing
                 .split(separator: "\n").count
         }
         let store = RedisStore(endpoint: try RedisEndpoint.parse("redis://" + peer.readyAddress))
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         let started = ContinuousClock.now
         #expect(await Self.get(store, "hostpin:k") == .failed)
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(90) && waited < .milliseconds(600), "the lookup waited \(waited)")
-        #expect(await Self.eventually { store.connectionCount >= 2 && store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.connectionCount >= 2 && store.isConnected })
         #expect(connections() >= 2)
         store.get("hostpin:k", arrived: {}) { _ in }
         try await Task.sleep(for: .milliseconds(20))
@@ -140,11 +130,11 @@ import Testing
         #expect(try await redis.cli(["STRLEN", "hostpin:huge"]).trimmingCharacters(in: .whitespacesAndNewlines) == "52428800")
         let store = RedisStore(endpoint: try RedisEndpoint.parse(redis.url))
         defer { store.close() }
-        #expect(await Self.eventually { store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.isConnected })
         store.set("hostpin:small", value: [7], seconds: 60)
-        #expect(await Self.eventually { await Self.get(store, "hostpin:small") == .value([7]) })
+        #expect(await eventually(within: .seconds(10)) { await Self.get(store, "hostpin:small") == .value([7]) })
         #expect(await Self.get(store, "hostpin:huge") == .failed)
-        #expect(await Self.eventually { store.connectionCount == 2 && store.isConnected })
+        #expect(await eventually(within: .seconds(10)) { store.connectionCount == 2 && store.isConnected })
         #expect(await Self.get(store, "hostpin:small") == .value([7]))
     }
 

@@ -39,31 +39,20 @@ public final class DnsmasqServer: Sendable {
         var template = Array("/tmp/hostpin-dnsmasq-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw StartFailure(description: "mkdtemp failed") }
         directory = String(cString: made)
+        let port = try AuthoritativeServer.freePort()
+        address = Upstream(address: .loopbackV4, port: port)
         let pidFile = directory + "/dnsmasq.pid"
-        // A free port is only free when it was looked at: another test's server may bind it before
-        // dnsmasq does (seen in CI: "failed to create listening socket … Address already in use"), and
-        // then dnsmasq is started again on another.
-        var attempt = 0
-        while true {
-            attempt += 1
-            let port = try AuthoritativeServer.freePort()
-            let address = Upstream(address: .loopbackV4, port: port)
-            let launched = try await BashDaemon.launch(
-                "/usr/sbin/dnsmasq",
-                ["--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--bind-interfaces",
-                 "--listen-address=127.0.0.1", "--port=\(port)", "--user=root", "--pid-file=\(pidFile)"] + rules,
-                name: "dnsmasq", directory: directory, pidFile: pidFile) { await Self.answers(address) }
-            switch launched {
-            case .success(let pid):
-                self.pid = pid
-                self.address = address
-                return
-            case .failure(let failure) where failure.reason.contains("Address already in use") && attempt < 5:
-                try? FileManager.default.removeItem(atPath: pidFile)
-            case .failure(let failure):
-                try? FileManager.default.removeItem(atPath: directory)
-                throw StartFailure(description: "dnsmasq on \(address) did not start: \(failure.reason)")
-            }
+        let address = address
+        let launched = try await BashDaemon.launch(
+            "/usr/sbin/dnsmasq",
+            ["--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--bind-interfaces",
+             "--listen-address=127.0.0.1", "--port=\(port)", "--user=root", "--pid-file=\(pidFile)"] + rules,
+            name: "dnsmasq", directory: directory, pidFile: pidFile) { await Self.answers(address) }
+        switch launched {
+        case .success(let pid): self.pid = pid
+        case .failure(let failure):
+            try? FileManager.default.removeItem(atPath: directory)
+            throw StartFailure(description: "dnsmasq on \(address) did not start: \(failure.reason)")
         }
     }
 
